@@ -1,0 +1,28 @@
+# The two commands of the README: `make demo` and `make test`. Both create or reuse .venv by themselves.
+PYTHON ?= python3
+VENV := .venv
+BIN := $(VENV)/bin
+STAMP := $(VENV)/.installed
+
+.PHONY: demo test lint bench clean
+
+$(STAMP): pyproject.toml scripts/bootstrap_venv.py
+	$(PYTHON) scripts/bootstrap_venv.py $(VENV)
+	$(BIN)/python -m pip install --quiet --disable-pip-version-check -e '.[dev]'
+	touch $(STAMP)
+
+demo: $(STAMP)
+	$(BIN)/toolproof demo
+
+lint: $(STAMP)
+	$(BIN)/ruff check src tests benchmarks examples scripts
+	$(BIN)/mypy --strict src
+
+test: lint
+	$(BIN)/python -m pytest
+
+bench: $(STAMP)
+	$(BIN)/python -m benchmarks
+
+clean:
+	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache
