@@ -1,0 +1,56 @@
+"""The `toolproof` command. Thin: parse, call the library, render.
+
+Each module in this package that defines `register(app)` adds its commands; nothing else to edit.
+"""
+
+from __future__ import annotations
+
+import importlib
+import pkgutil
+
+import typer
+
+from .. import __version__
+
+app = typer.Typer(
+    name="toolproof",
+    help="Make the tools an AI agent calls hard to misuse, and prove it.",
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_enable=False,
+)
+
+
+def _version(value: bool) -> None:
+    if value:
+        typer.echo(f"toolproof {__version__}")
+        raise typer.Exit()
+
+
+@app.callback()
+def _root(
+    version: bool = typer.Option(False, "--version", callback=_version, is_eager=True, help="Print the version."),
+) -> None:
+    """toolproof: strict tool definitions, one error envelope, safe retries, exactly-once writes."""
+
+
+def _register_commands() -> None:
+    for info in sorted(pkgutil.iter_modules(__path__), key=lambda m: m.name):
+        if info.name.startswith("_"):
+            continue
+        module = importlib.import_module(f"{__name__}.{info.name}")
+        register = getattr(module, "register", None)
+        if callable(register):
+            register(app)
+
+
+_register_commands()
+
+
+def main() -> None:
+    """Console entry point."""
+    app(prog_name="toolproof")
+
+
+if __name__ == "__main__":  # pragma: no cover
+    main()

@@ -1,0 +1,34 @@
+"""What the calling code knows about a call: who, in which conversation and run. Never from the model."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+
+def new_call_id() -> str:
+    """A random call id (96 bits, hex)."""
+    return os.urandom(12).hex()
+
+
+@dataclass(frozen=True, slots=True)
+class CallContext:
+    """Ids the code knows: injected into handlers that ask for it, never part of a tool's schema.
+
+    `occurrence` numbers intentional repeats of the same write (set by code after a person confirmed);
+    `idempotency_key` is filled in by the runner for writes, so the owner of the effect can enforce it.
+    """
+
+    conversation_id: str | None = None
+    principal: str | None = None
+    call_id: str | None = None
+    run_id: str | None = None
+    occurrence: int = 0
+    idempotency_key: str | None = None
+    attempt: int = 0
+    metadata: Mapping[str, Any] = field(default_factory=dict)
+
+    def with_updates(self, **changes: Any) -> CallContext:
+        return replace(self, **changes)

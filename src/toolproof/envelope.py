@@ -1,0 +1,373 @@
+"""The one result shape every tool call returns, its published JSON Schema, and RFC 9457 Problem Details.
+
+Success: `{"ok": true, "result": ..., "meta": {...}}`; failure: `{"ok": false, "error": {...}, "meta": {...}}`.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from functools import cache
+from typing import Any, Final
+
+import jsonschema_rs
+
+from .errors import (
+    ACTION_DESCRIPTIONS,
+    CLASS_SPECS,
+    CONTRACT_VERSION,
+    ERROR_TYPES,
+    ErrorClass,
+    NextAction,
+    ToolError,
+)
+
+ENVELOPE_SCHEMA_ID: Final = "https://toolproof.dev/schemas/envelope/v1.json"
+PROBLEM_TYPE_PREFIX: Final = "urn:toolproof:error:"
+
+_META_FIELDS: Final = ("tool", "call_id", "schema_version", "attempts", "idempotency_key", "replayed")
+
+
+class MalformedEnvelope(ValueError):
+    """`Envelope.from_dict` was given something that is not an envelope of this contract."""
+
+
+@dataclass(frozen=True, slots=True)
+class ErrorInfo:
+    """The `error` member of a failure envelope."""
+
+    error_class: ErrorClass
+    code: str
+    message: str
+    retryable: bool
+    next_action: NextAction
+    field: str | None = None
+    received: Any = None
+    allowed_values: list[Any] | None = None
+    hint: str | None = None
+    retry_after_s: float | None = None
+    idempotency_key: str | None = None
+    state: dict[str, Any] | None = None
+
+    @classmethod
+    def from_exception(cls, exc: ToolError) -> ErrorInfo:
+        spec = CLASS_SPECS[exc.error_class]
+        return cls(
+            error_class=exc.error_class,
+            code=exc.code,
+            message=exc.message,
+            retryable=spec.retryable,
+            next_action=spec.next_action,
+            field=exc.field,
+            received=exc.received,
+            allowed_values=exc.allowed_values,
+            hint=exc.hint,
+            retry_after_s=exc.retry_after_s,
+            idempotency_key=exc.idempotency_key,
+            state=exc.state,
+        )
+
+    def to_exception(self) -> ToolError:
+        """The `ToolError` this error info describes (the inverse of `from_exception`)."""
+        return ERROR_TYPES[self.error_class](
+            self.message,
+            code=self.code,
+            field=self.field,
+            received=self.received,
+            allowed_values=self.allowed_values,
+            hint=self.hint,
+            retry_after_s=self.retry_after_s,
+            state=self.state,
+            idempotency_key=self.idempotency_key,
+        )
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "class": self.error_class.value,
+            "retryable": self.retryable,
+            "next_action": self.next_action.value,
+            "code": self.code,
+            "message": self.message,
+            "field": self.field,
+            "received": self.received,
+            "allowed_values": self.allowed_values,
+            "hint": self.hint,
+            "retry_after_s": self.retry_after_s,
+            "idempotency_key": self.idempotency_key,
+            "state": self.state,
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class Meta:
+    """Facts about the call: which tool, which call, which schema version, how many attempts.
+
+    `extra` carries members added by later parts of the pipeline (e.g. `fallback_from`, `stop_id`).
+    """
+
+    tool: str
+    call_id: str
+    schema_version: str | None = None
+    attempts: int = 0
+    idempotency_key: str | None = None
+    replayed: bool = False
+    extra: Mapping[str, Any] = field(default_factory=dict)
+
+    def to_dict(self) -> dict[str, Any]:
+        out: dict[str, Any] = {
+            "tool": self.tool,
+            "call_id": self.call_id,
+            "schema_version": self.schema_version,
+            "attempts": self.attempts,
+        }
+        if self.idempotency_key is not None:
+            out["idempotency_key"] = self.idempotency_key
+        if self.replayed:
+            out["replayed"] = True
+        if self.extra:
+            out.update(self.extra)
+        return out
+
+
+@dataclass(frozen=True, slots=True)
+class Envelope:
+    """One tool result, success or failure, exactly as the model and the orchestrator see it."""
+
+    ok: bool
+    meta: Meta
+    result: Any = None
+    error: ErrorInfo | None = None
+
+    @classmethod
+    def success(cls, result: Any, meta: Meta) -> Envelope:
+        return cls(ok=True, meta=meta, result=result)
+
+    @classmethod
+    def failure(cls, error: ToolError | ErrorInfo, meta: Meta) -> Envelope:
+        info = error if isinstance(error, ErrorInfo) else ErrorInfo.from_exception(error)
+        return cls(ok=False, meta=meta, error=info)
+
+    @property
+    def error_class(self) -> ErrorClass | None:
+        return None if self.error is None else self.error.error_class
+
+    def to_dict(self) -> dict[str, Any]:
+        if self.ok:
+            return {"ok": True, "result": self.result, "meta": self.meta.to_dict()}
+        assert self.error is not None
+        return {"ok": False, "error": self.error.to_dict(), "meta": self.meta.to_dict()}
+
+    def to_json(self, *, indent: int | None = None) -> str:
+        return json.dumps(self.to_dict(), ensure_ascii=False, indent=indent, default=str)
+
+    @classmethod
+    def from_dict(cls, data: Any) -> Envelope:
+        """Parse an envelope, rejecting anything the published schema does not allow."""
+        if not isinstance(data, Mapping):
+            raise MalformedEnvelope(f"an envelope is a JSON object, not {type(data).__name__}")
+        errors = [e.message for e in _envelope_validator().iter_errors(dict(data))]
+        if errors:
+            raise MalformedEnvelope("; ".join(errors[:5]))
+        if not data["ok"]:
+            err = data["error"]
+            if CLASS_SPECS[ErrorClass(err["class"])].retryable != err["retryable"]:
+                raise MalformedEnvelope(f"class {err['class']!r} fixes retryable, got {err['retryable']!r}")
+        raw_meta = dict(data["meta"])
+        meta = Meta(
+            tool=raw_meta.pop("tool"),
+            call_id=raw_meta.pop("call_id"),
+            schema_version=raw_meta.pop("schema_version", None),
+            attempts=raw_meta.pop("attempts", 0),
+            idempotency_key=raw_meta.pop("idempotency_key", None),
+            replayed=raw_meta.pop("replayed", False),
+            extra=raw_meta,
+        )
+        if data["ok"]:
+            return cls(ok=True, meta=meta, result=data.get("result"))
+        err = data["error"]
+        info = ErrorInfo(
+            error_class=ErrorClass(err["class"]),
+            code=err["code"],
+            message=err["message"],
+            retryable=err["retryable"],
+            next_action=NextAction(err["next_action"]),
+            field=err.get("field"),
+            received=err.get("received"),
+            allowed_values=err.get("allowed_values"),
+            hint=err.get("hint"),
+            retry_after_s=err.get("retry_after_s"),
+            idempotency_key=err.get("idempotency_key"),
+            state=err.get("state"),
+        )
+        return cls(ok=False, meta=meta, error=info)
+
+    @classmethod
+    def from_json(cls, text: str | bytes) -> Envelope:
+        try:
+            data = json.loads(text)
+        except (ValueError, RecursionError) as exc:
+            raise MalformedEnvelope(f"not JSON: {exc}") from None
+        return cls.from_dict(data)
+
+
+def _class_one_of() -> list[dict[str, Any]]:
+    return [
+        {
+            "const": c.value,
+            "description": f"{s.description} retryable={str(s.retryable).lower()}; "
+            f"default next_action={s.next_action.value}.",
+        }
+        for c, s in CLASS_SPECS.items()
+    ]
+
+
+def _action_one_of() -> list[dict[str, Any]]:
+    return [{"const": a.value, "description": d} for a, d in ACTION_DESCRIPTIONS.items()]
+
+
+def envelope_schema(result_schema: Mapping[str, Any] | None = None) -> dict[str, Any]:
+    """The JSON Schema (2020-12) of the envelope, with the model-facing description of every class and action.
+
+    `result_schema` narrows `result` to one tool's output schema (used for MCP `outputSchema`).
+    """
+    nullable_str = {"type": ["string", "null"]}
+    meta = {
+        "type": "object",
+        "description": "Facts about the call.",
+        "properties": {
+            "tool": {"type": "string"},
+            "call_id": {"type": "string"},
+            "schema_version": nullable_str,
+            "attempts": {"type": "integer", "minimum": 0, "description": "Dispatch attempts made."},
+            "idempotency_key": nullable_str,
+            "replayed": {"type": "boolean", "description": "True when a stored result was replayed."},
+        },
+        "required": ["tool", "call_id"],
+        "additionalProperties": True,
+    }
+    error = {
+        "type": "object",
+        "description": "What went wrong and what to do next.",
+        "properties": {
+            "class": {"type": "string", "oneOf": _class_one_of()},
+            "retryable": {"type": "boolean"},
+            "next_action": {"type": "string", "oneOf": _action_one_of()},
+            "code": {"type": "string", "pattern": "^[A-Z][A-Z0-9_]*$"},
+            "message": {"type": "string"},
+            "field": {**nullable_str, "description": "The argument at fault; a path for nested fields."},
+            "received": {"description": "The value received for `field` (truncated when large)."},
+            "allowed_values": {"type": ["array", "null"]},
+            "hint": {**nullable_str, "description": "What to do instead, in plain words."},
+            "retry_after_s": {"type": ["number", "null"], "minimum": 0},
+            "idempotency_key": nullable_str,
+            "state": {"type": ["object", "null"], "description": "Which effects happened."},
+        },
+        "required": ["class", "retryable", "next_action", "code", "message"],
+        "additionalProperties": False,
+    }
+    success = {
+        "type": "object",
+        "properties": {
+            "ok": {"const": True},
+            "result": dict(result_schema) if result_schema is not None else {},
+            "meta": {"$ref": "#/$defs/meta"},
+        },
+        "required": ["ok", "meta"] + (["result"] if result_schema is not None else []),
+        "additionalProperties": False,
+    }
+    failure = {
+        "type": "object",
+        "properties": {
+            "ok": {"const": False},
+            "error": {"$ref": "#/$defs/error"},
+            "meta": {"$ref": "#/$defs/meta"},
+        },
+        "required": ["ok", "error", "meta"],
+        "additionalProperties": False,
+    }
+    return {
+        "$schema": "https://json-schema.org/draft/2020-12/schema",
+        "$id": ENVELOPE_SCHEMA_ID,
+        "title": "toolproof tool result envelope",
+        "description": "Every tool result. Read `ok`; on failure read `error.next_action` and act on it.",
+        "x-contract-version": CONTRACT_VERSION,
+        "type": "object",
+        "oneOf": [success, failure],
+        "$defs": {"meta": meta, "error": error},
+    }
+
+
+def success_envelope_schema(result_schema: Mapping[str, Any] | None) -> dict[str, Any]:
+    """The schema of a success envelope only (MCP `outputSchema` describes `structuredContent` on success)."""
+    full = envelope_schema(result_schema)
+    success = full["oneOf"][0]
+    return {
+        "type": "object",
+        "properties": success["properties"],
+        "required": success["required"],
+        "$defs": full["$defs"],
+    }
+
+
+@cache
+def _envelope_validator() -> Any:
+    return jsonschema_rs.validator_for(envelope_schema())
+
+
+# --- RFC 9457 Problem Details -------------------------------------------------------------------------
+
+_PROBLEM_EXTENSIONS: Final = (
+    "code",
+    "retryable",
+    "next_action",
+    "field",
+    "received",
+    "allowed_values",
+    "hint",
+    "retry_after_s",
+    "idempotency_key",
+    "state",
+)
+
+
+def to_problem(envelope: Envelope) -> dict[str, Any]:
+    """A failure envelope as RFC 9457 Problem Details (`application/problem+json`), losslessly."""
+    if envelope.ok or envelope.error is None:
+        raise ValueError("only a failure envelope has a Problem Details form")
+    err = envelope.error
+    problem: dict[str, Any] = {
+        "type": PROBLEM_TYPE_PREFIX + err.error_class.value,
+        "title": err.error_class.value.replace("_", " "),
+        "status": CLASS_SPECS[err.error_class].http_status,
+        "detail": err.message,
+        "instance": f"urn:toolproof:call:{envelope.meta.call_id}",
+    }
+    err_dict = err.to_dict()
+    for key in _PROBLEM_EXTENSIONS:
+        problem[key] = err_dict[key]
+    problem["meta"] = envelope.meta.to_dict()
+    return problem
+
+
+def from_problem(problem: Mapping[str, Any], *, tool: str = "unknown", call_id: str = "") -> Envelope:
+    """Problem Details to an envelope: ours round-trip exactly; anyone else's are classified by status."""
+    from .classify import classify_problem  # local: classify imports this module
+
+    ptype = problem.get("type")
+    if isinstance(ptype, str) and ptype.startswith(PROBLEM_TYPE_PREFIX):
+        candidate = {
+            "ok": False,
+            "error": {
+                "class": ptype.removeprefix(PROBLEM_TYPE_PREFIX),
+                "message": problem.get("detail", ""),
+                **{k: problem[k] for k in _PROBLEM_EXTENSIONS if k in problem},
+            },
+            "meta": problem.get("meta") or {"tool": tool, "call_id": call_id},
+        }
+        try:
+            return Envelope.from_dict(candidate)
+        except MalformedEnvelope:
+            pass
+    exc = classify_problem(problem)
+    return Envelope.failure(exc, Meta(tool=tool, call_id=call_id))

@@ -1,0 +1,57 @@
+"""Plain records that the pipeline writes and stores keep: one audit row per attempt, one stop per give-up.
+
+Values only (no I/O); `audit.py` builds them, `stores/` persist them.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+EffectStatus = Literal["done", "not_done", "unknown"]
+ValidationOutcome = Literal["ok", "failed", "skipped"]
+
+
+@dataclass(frozen=True, slots=True)
+class AuditRecord:
+    """One attempt of one call, with secrets already redacted from `arguments`."""
+
+    at: float  # unix time, seconds
+    call_id: str
+    tool: str
+    schema_version: str | None
+    arguments: Any
+    validation: ValidationOutcome
+    attempt: int
+    latency_ms: float
+    outcome: str  # "ok", "error", "replayed", "not_dispatched", ...
+    run_id: str | None = None
+    conversation_id: str | None = None
+    principal: str | None = None
+    failing_fields: tuple[str, ...] = ()
+    error_class: str | None = None
+    code: str | None = None
+    idempotency_key: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class StopRecord:
+    """Why the orchestrator gave up on a call, and whether its side effect is known done, not done, or unknown."""
+
+    id: str
+    at: float
+    tool: str
+    call_id: str
+    arguments: Any
+    error_class: str
+    code: str
+    message: str
+    attempts: int
+    effect_status: EffectStatus
+    reason: str  # budget_exhausted, high_risk, non_retryable, circuit_open, repeat_guard, outcome_unknown, ...
+    run_id: str | None = None
+    conversation_id: str | None = None
+    idempotency_key: str | None = None
+    resolved_at: float | None = None
+    resolution: str | None = None
+    extra: dict[str, Any] = field(default_factory=dict)

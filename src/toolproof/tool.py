@@ -1,0 +1,667 @@
+"""`@tool`: a typed Python function becomes a strict, fingerprinted tool definition.
+
+The schema leaves the model few ways to be wrong: every parameter without a default is required, objects
+are closed at every level, closed sets are enums, dates carry a format, defaults are applied by the handler
+and stated in the description, and ids the code knows (`CallContext`) never appear in it.
+"""
+
+from __future__ import annotations
+
+import copy
+import enum
+import hashlib
+import inspect
+import json
+import re
+import types
+import typing
+from collections.abc import Awaitable, Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Annotated, Any, Final, Literal, get_args, get_origin, overload
+
+import pydantic
+from pydantic import ConfigDict, TypeAdapter, create_model
+from pydantic.fields import FieldInfo
+from pydantic_core import PydanticSerializationError
+
+from .context import CallContext
+from .errors import DefinitionError, InternalError, InvalidArgument
+from .validate import DEFAULT_LIMITS, ArgumentValidator, Limits
+
+Effect = Literal["read", "write"]
+Risk = Literal["low", "high"]
+
+NAME_RE: Final = re.compile(r"^[a-zA-Z0-9_-]{1,64}$")
+
+
+class _SecretMarker:
+    """Marks a parameter whose value never reaches a log, an audit record or a stop record."""
+
+    def __repr__(self) -> str:
+        return "toolproof.Secret"
+
+
+#: Use as `Annotated[str, toolproof.Secret]`.
+Secret: Final = _SecretMarker()
+
+_UNSET: Any = object()
+
+
+def fingerprint(*parts: Any) -> str:
+    """A stable short hash of JSON-able parts (sorted keys, no whitespace)."""
+    text = json.dumps(parts, sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=str)
+    return hashlib.sha256(text.encode()).hexdigest()[:16]
+
+
+# --- schema post-processing ----------------------------------------------------------------------------
+
+_SCHEMA_MAP_KEYS: Final = frozenset({"properties", "$defs", "definitions", "patternProperties", "dependentSchemas"})
+
+
+def _strip_titles(node: Any, *, in_map: bool = False) -> Any:
+    """Drop pydantic's `title` noise, keeping properties that happen to be named `title`."""
+    if isinstance(node, dict):
+        out = {}
+        for key, value in node.items():
+            if key == "title" and not in_map:
+                continue
+            out[key] = _strip_titles(value, in_map=key in _SCHEMA_MAP_KEYS and not in_map)
+        return out
+    if isinstance(node, list):
+        return [_strip_titles(v) for v in node]
+    return node
+
+
+def _describe_default(value: Any) -> str:
+    if isinstance(value, enum.Enum):
+        value = value.value
+    if isinstance(value, str):
+        return value
+    return json.dumps(value, default=str)
+
+
+def _close_and_move_defaults(node: Any, *, in_map: bool = False) -> Any:
+    """`additionalProperties: false` on every object with properties; `default` moved into the description."""
+    if isinstance(node, list):
+        return [_close_and_move_defaults(v) for v in node]
+    if not isinstance(node, dict):
+        return node
+    if in_map:
+        return {k: _close_and_move_defaults(v) for k, v in node.items()}
+    out = {k: _close_and_move_defaults(v, in_map=k in _SCHEMA_MAP_KEYS) for k, v in node.items()}
+    if "default" in out:
+        default = out.pop("default")
+        note = f"Default: {_describe_default(default)}."
+        desc = out.get("description")
+        if isinstance(desc, str) and desc:
+            out["description"] = desc if note in desc else f"{desc.rstrip()} {note}"
+        else:
+            out["description"] = note
+    is_object = out.get("type") == "object" or "properties" in out
+    if is_object and "additionalProperties" not in out:
+        out["additionalProperties"] = False
+    return out
+
+
+def _inline_refs(node: Any, defs: Mapping[str, Any], seen: frozenset[str] = frozenset()) -> Any:
+    """Replace local `$ref`s by their definitions (models and linters read inline enums best).
+
+    Recursive definitions keep their `$ref`; the caller keeps `$defs` when any remain.
+    """
+    if isinstance(node, list):
+        return [_inline_refs(v, defs, seen) for v in node]
+    if not isinstance(node, dict):
+        return node
+    ref = node.get("$ref")
+    if isinstance(ref, str) and ref.startswith("#/$defs/"):
+        name = ref.removeprefix("#/$defs/")
+        if name in defs and name not in seen:
+            target = _inline_refs(defs[name], defs, seen | {name})
+            siblings = {k: _inline_refs(v, defs, seen) for k, v in node.items() if k != "$ref"}
+            return {**target, **siblings}
+    return {k: _inline_refs(v, defs, seen) for k, v in node.items()}
+
+
+def _has_ref(node: Any) -> bool:
+    if isinstance(node, dict):
+        return "$ref" in node or any(_has_ref(v) for v in node.values())
+    if isinstance(node, list):
+        return any(_has_ref(v) for v in node)
+    return False
+
+
+def inline_schema(schema: Mapping[str, Any]) -> dict[str, Any]:
+    """A copy with local definitions inlined (kept only where recursion needs them)."""
+    out = copy.deepcopy(dict(schema))
+    defs = out.pop("$defs", None)
+    if defs:
+        out = _inline_refs(out, defs)
+        if _has_ref(out):
+            out["$defs"] = defs
+    return out
+
+
+def strict_schema(schema: Mapping[str, Any]) -> dict[str, Any]:
+    """Pydantic's JSON Schema, made strict for models (see the module docstring)."""
+    return _close_and_move_defaults(_strip_titles(inline_schema(schema)))  # type: ignore[no-any-return]
+
+
+# --- type inspection ---------------------------------------------------------------------------------------
+
+_JSON_NATIVE_SCALARS: Final = (str, int, float, bool, type(None))
+
+
+def _is_context(annotation: Any) -> bool:
+    if annotation is CallContext:
+        return True
+    if get_origin(annotation) in (typing.Union, types.UnionType):
+        return any(a is CallContext for a in get_args(annotation))
+    return False
+
+
+def _is_secret(annotation: Any) -> bool:
+    return get_origin(annotation) is Annotated and any(isinstance(m, _SecretMarker) for m in annotation.__metadata__)
+
+
+def _needs_conversion(annotation: Any) -> bool:
+    """True unless validated JSON can be passed to the handler as it is (str, int, Literal, list[str], ...)."""
+    if annotation in _JSON_NATIVE_SCALARS or annotation is Any:
+        return False
+    origin = get_origin(annotation)
+    if origin is Annotated:
+        return _needs_conversion(get_args(annotation)[0])
+    if origin is Literal:
+        return not all(isinstance(a, _JSON_NATIVE_SCALARS) for a in get_args(annotation))
+    if origin in (typing.Union, types.UnionType, list, dict, Sequence, Mapping):
+        return any(_needs_conversion(a) for a in get_args(annotation))
+    return annotation not in (list, dict)
+
+
+def _parse_docstring(doc: str | None) -> tuple[str, dict[str, str]]:
+    """(description, {param: text}) from a docstring with an optional Google-style `Args:` section."""
+    if not doc:
+        return "", {}
+    text = inspect.cleandoc(doc)
+    match = re.search(r"^(Args|Arguments|Parameters):\s*$", text, re.MULTILINE)
+    if not match:
+        return text, {}
+    head = text[: match.start()].strip()
+    params: dict[str, str] = {}
+    current: str | None = None
+    rest = text[match.end() :].splitlines()
+    for line in rest:
+        if line and not line.startswith((" ", "\t")):
+            # A new section (e.g. Returns:) keeps its text in the description.
+            idx = rest.index(line)
+            tail = "\n".join(rest[idx:]).strip()
+            head = f"{head}\n\n{tail}" if tail else head
+            break
+        item = re.match(r"^\s+(\w+)(?:\s*\([^)]*\))?:\s*(.*)$", line)
+        if item and (current is None or len(line) - len(line.lstrip()) <= 8):
+            current = item.group(1)
+            params[current] = item.group(2).strip()
+        elif current and line.strip():
+            params[current] = f"{params[current]} {line.strip()}"
+    return head, params
+
+
+def _title(name: str) -> str:
+    words = re.sub(r"([a-z])([A-Z])", r"\1 \2", name).replace("_", " ").replace("-", " ").split()
+    return " ".join(words).capitalize()
+
+
+# --- the Tool value ----------------------------------------------------------------------------------------
+
+Handler = Callable[..., Any]
+
+
+@dataclass(frozen=True, eq=False, slots=True)
+class Tool:
+    """One tool: its model-facing definition, its policy facts and its handler.
+
+    Build one with `@toolproof.tool(...)` on a typed function, or `Tool.from_schema(...)` from a raw schema.
+    """
+
+    name: str
+    description: str
+    input_schema: dict[str, Any]
+    output_schema: dict[str, Any] | None
+    handler: Handler = field(repr=False)
+    effect: Effect
+    idempotent: bool
+    risk: Risk = "low"
+    timeout_s: float | None = None
+    group: str | None = None
+    operation_keys: tuple[str, ...] | None = None
+    examples: tuple[dict[str, Any], ...] = ()
+    secret_fields: frozenset[str] = frozenset()
+    fallback: str | None = None
+    upstream: str | None = None
+    open_world: bool = False
+    title: str | None = None
+    is_async: bool = False
+    schema_version: str = ""
+    validator: ArgumentValidator = field(repr=False, default=None)  # type: ignore[assignment]
+    _context_param: str | None = field(repr=False, default=None)
+    _defaults: Mapping[str, Any] = field(repr=False, default_factory=dict)
+    _optional: frozenset[str] = field(repr=False, default=frozenset())
+    _converter: Callable[[dict[str, Any]], dict[str, Any]] | None = field(repr=False, default=None)
+    _output_adapter: TypeAdapter[Any] | None = field(repr=False, default=None)
+    _output_validator: Any = field(repr=False, default=None)
+    _schema_first: bool = field(repr=False, default=False)
+
+    # --- construction -------------------------------------------------------------------------------------
+
+    @classmethod
+    def from_function(
+        cls,
+        fn: Handler,
+        *,
+        effect: Effect,
+        idempotent: bool | None = None,
+        risk: Risk = "low",
+        timeout_s: float | None = None,
+        group: str | None = None,
+        name: str | None = None,
+        description: str | None = None,
+        operation_keys: Sequence[str] | None = None,
+        examples: Sequence[Mapping[str, Any]] = (),
+        fallback: str | None = None,
+        open_world: bool = False,
+        limits: Limits = DEFAULT_LIMITS,
+    ) -> Tool:
+        tool_name = name or fn.__name__
+        _check_policy(tool_name, effect, risk, timeout_s)
+        doc_text, param_docs = _parse_docstring(fn.__doc__)
+        desc = (description or doc_text).strip()
+        if not desc:
+            raise DefinitionError(f"tool {tool_name!r} has no description: write a docstring that says what it "
+                                  "does, when to use it, when not to, and what it returns")
+        try:
+            hints = typing.get_type_hints(fn, include_extras=True)
+        except Exception as exc:
+            raise DefinitionError(f"tool {tool_name!r}: cannot resolve type hints ({exc})") from None
+        sig = inspect.signature(fn)
+        fields: dict[str, Any] = {}
+        defaults: dict[str, Any] = {}
+        secrets: set[str] = set()
+        context_param: str | None = None
+        convert = False
+        for pname, param in sig.parameters.items():
+            if param.kind in (param.VAR_POSITIONAL, param.VAR_KEYWORD):
+                raise DefinitionError(f"tool {tool_name!r}: *args/**kwargs cannot be described to a model")
+            if param.kind is param.POSITIONAL_ONLY:
+                raise DefinitionError(f"tool {tool_name!r}: positional-only parameter {pname!r}")
+            if pname not in hints:
+                raise DefinitionError(f"tool {tool_name!r}: parameter {pname!r} has no type annotation")
+            annotation = hints[pname]
+            if _is_context(annotation):
+                context_param = pname
+                continue
+            if _is_secret(annotation):
+                secrets.add(pname)
+            convert = convert or _needs_conversion(annotation)
+            doc = param_docs.get(pname)
+            if param.default is inspect.Parameter.empty:
+                fields[pname] = (annotation, FieldInfo(description=doc) if doc else ...)
+            else:
+                defaults[pname] = param.default
+                fields[pname] = (annotation, FieldInfo(default=param.default, description=doc))
+        try:
+            model = create_model(
+                f"{tool_name}_arguments",
+                __config__=ConfigDict(extra="forbid", arbitrary_types_allowed=False),
+                **fields,
+            )
+            raw_schema = model.model_json_schema()
+        except (pydantic.PydanticSchemaGenerationError, pydantic.PydanticUserError, TypeError) as exc:
+            raise DefinitionError(f"tool {tool_name!r}: a parameter type cannot be described ({exc})") from None
+        input_schema = strict_schema(raw_schema)
+        input_schema.pop("description", None)
+        input_schema["type"] = "object"
+        input_schema.setdefault("properties", {})
+        input_schema.setdefault("required", [])
+        if not input_schema["required"]:
+            input_schema.pop("required")
+        converter = _model_converter(model, list(fields)) if convert else None
+
+        output_schema, adapter = _output_for(tool_name, hints.get("return", inspect.Signature.empty))
+        return cls._build(
+            name=tool_name,
+            description=desc,
+            input_schema=input_schema,
+            output_schema=output_schema,
+            handler=fn,
+            effect=effect,
+            idempotent=idempotent,
+            risk=risk,
+            timeout_s=timeout_s,
+            group=group,
+            operation_keys=operation_keys,
+            examples=examples,
+            secret_fields=frozenset(secrets),
+            fallback=fallback,
+            open_world=open_world,
+            is_async=inspect.iscoroutinefunction(fn),
+            context_param=context_param,
+            defaults=defaults,
+            converter=converter,
+            output_adapter=adapter,
+            limits=limits,
+            schema_first=False,
+        )
+
+    @classmethod
+    def from_schema(
+        cls,
+        name: str,
+        description: str,
+        input_schema: Mapping[str, Any],
+        handler: Callable[[dict[str, Any], CallContext], Any | Awaitable[Any]],
+        *,
+        effect: Effect,
+        idempotent: bool | None = None,
+        risk: Risk = "low",
+        timeout_s: float | None = None,
+        group: str | None = None,
+        output_schema: Mapping[str, Any] | None = None,
+        operation_keys: Sequence[str] | None = None,
+        examples: Sequence[Mapping[str, Any]] = (),
+        secret_fields: Sequence[str] = (),
+        fallback: str | None = None,
+        upstream: str | None = None,
+        open_world: bool = False,
+        title: str | None = None,
+        limits: Limits = DEFAULT_LIMITS,
+    ) -> Tool:
+        """A tool from a raw JSON Schema; `handler(arguments, context)` gets the validated arguments dict.
+
+        The schema is used as given (an imported tool is validated against its upstream's own schema).
+        """
+        _check_policy(name, effect, risk, timeout_s)
+        if not isinstance(input_schema, Mapping) or input_schema.get("type", "object") != "object":
+            raise DefinitionError(f"tool {name!r}: the input schema must be a JSON object schema")
+        schema = copy.deepcopy(dict(input_schema))
+        schema.setdefault("type", "object")
+        props = schema.get("properties") or {}
+        return cls._build(
+            name=name,
+            description=description or "",
+            input_schema=schema,
+            output_schema=copy.deepcopy(dict(output_schema)) if output_schema else None,
+            handler=handler,
+            effect=effect,
+            idempotent=idempotent,
+            risk=risk,
+            timeout_s=timeout_s,
+            group=group,
+            operation_keys=operation_keys,
+            examples=examples,
+            secret_fields=frozenset(secret_fields),
+            fallback=fallback,
+            upstream=upstream,
+            open_world=open_world,
+            title=title,
+            is_async=inspect.iscoroutinefunction(handler),
+            context_param=None,
+            defaults={},
+            converter=None,
+            output_adapter=None,
+            limits=limits,
+            schema_first=True,
+            known_params=list(props) if isinstance(props, Mapping) else [],
+        )
+
+    @classmethod
+    def _build(
+        cls,
+        *,
+        name: str,
+        description: str,
+        input_schema: dict[str, Any],
+        output_schema: dict[str, Any] | None,
+        handler: Handler,
+        effect: Effect,
+        idempotent: bool | None,
+        risk: Risk,
+        timeout_s: float | None,
+        group: str | None,
+        operation_keys: Sequence[str] | None,
+        examples: Sequence[Mapping[str, Any]],
+        secret_fields: frozenset[str],
+        fallback: str | None,
+        open_world: bool,
+        is_async: bool,
+        context_param: str | None,
+        defaults: dict[str, Any],
+        converter: Callable[[dict[str, Any]], dict[str, Any]] | None,
+        output_adapter: TypeAdapter[Any] | None,
+        limits: Limits,
+        schema_first: bool,
+        upstream: str | None = None,
+        title: str | None = None,
+        known_params: list[str] | None = None,
+    ) -> Tool:
+        params = known_params if known_params is not None else list(input_schema.get("properties", {}))
+        if operation_keys is not None:
+            unknown = [k for k in operation_keys if k not in params]
+            if unknown:
+                raise DefinitionError(f"tool {name!r}: operation_keys name unknown parameters {unknown}")
+        try:
+            validator = ArgumentValidator(input_schema, limits)
+        except (ValueError, TypeError) as exc:
+            raise DefinitionError(f"tool {name!r}: the input schema does not compile ({exc})") from None
+        output_validator = None
+        if output_schema is not None:
+            import jsonschema_rs
+
+            try:
+                output_validator = jsonschema_rs.validator_for(output_schema, validate_formats=True)
+            except (ValueError, TypeError) as exc:
+                raise DefinitionError(f"tool {name!r}: the output schema does not compile ({exc})") from None
+        example_list = tuple(dict(e) for e in examples)
+        for example in example_list:
+            try:
+                validator.parse(example)
+            except InvalidArgument as exc:
+                raise DefinitionError(f"tool {name!r}: example {example!r} is invalid: {exc.message}") from None
+        version = fingerprint(name, description, input_schema, output_schema)
+        return cls(
+            name=name,
+            description=description,
+            input_schema=input_schema,
+            output_schema=output_schema,
+            handler=handler,
+            effect=effect,
+            idempotent=(effect == "read") if idempotent is None else bool(idempotent),
+            risk=risk,
+            timeout_s=timeout_s,
+            group=group,
+            operation_keys=tuple(operation_keys) if operation_keys is not None else None,
+            examples=example_list,
+            secret_fields=secret_fields,
+            fallback=fallback,
+            upstream=upstream,
+            open_world=open_world,
+            title=title or _title(name),
+            is_async=is_async,
+            schema_version=version,
+            validator=validator,
+            _context_param=context_param,
+            _defaults=defaults,
+            _optional=frozenset(p for p in params if p not in set(input_schema.get("required", ()))),
+            _converter=converter,
+            _output_adapter=output_adapter,
+            _output_validator=output_validator,
+            _schema_first=schema_first,
+        )
+
+    # --- the call path (used by the Runner) -------------------------------------------------------------
+
+    def parse_arguments(self, arguments: Any) -> dict[str, Any]:
+        """Validated arguments (raises `InvalidArgument`). A null for an optional field means "not given"."""
+        args = self.validator.parse(arguments)
+        if self._optional and None in args.values():
+            stripped = {k: v for k, v in args.items() if not (v is None and k in self._optional)}
+            if len(stripped) != len(args):
+                args = self.validator.parse(stripped)
+        return args
+
+    def bind(self, args: dict[str, Any], context: CallContext) -> tuple[tuple[Any, ...], dict[str, Any]]:
+        """Positional and keyword arguments for the handler: defaults applied, types converted, context injected."""
+        if self._schema_first:
+            return (args, context), {}
+        if self._converter is not None:
+            kwargs = self._converter(args)
+        elif self._defaults:
+            kwargs = {**self._defaults, **args}
+        else:
+            kwargs = dict(args)
+        if self._context_param is not None:
+            kwargs[self._context_param] = context
+        return (), kwargs
+
+    def check_output(self, value: Any) -> Any:
+        """The handler's result as JSON-able data, checked against the output schema."""
+        adapter = self._output_adapter
+        if adapter is not None:
+            try:
+                value = adapter.dump_python(value, mode="json", warnings="error")
+            except (pydantic.ValidationError, PydanticSerializationError, TypeError, ValueError):
+                raise _broken_contract(self.name) from None
+        if self._output_validator is not None:
+            try:
+                ok = self._output_validator.is_valid(value)
+            except (ValueError, TypeError):
+                ok = False
+            if not ok:
+                raise _broken_contract(self.name)
+        return value
+
+
+def _broken_contract(name: str) -> InternalError:
+    return InternalError(
+        f"The tool {name} returned a result that breaks its own output schema.",
+        code="OUTPUT_SCHEMA_VIOLATION",
+        hint="Do not call again; tell a person. The tool broke its contract.",
+    )
+
+
+def _check_policy(name: str, effect: Any, risk: Any, timeout_s: float | None) -> None:
+    if not isinstance(name, str) or not NAME_RE.match(name):
+        raise DefinitionError(f"tool name {name!r} must match {NAME_RE.pattern} (MCP clients reject others)")
+    if effect not in ("read", "write"):
+        raise DefinitionError(
+            f"tool {name!r}: effect is required and must be 'read' or 'write' (got {effect!r}); "
+            "there is no silent default"
+        )
+    if risk not in ("low", "high"):
+        raise DefinitionError(f"tool {name!r}: risk must be 'low' or 'high' (got {risk!r})")
+    if timeout_s is not None and not (isinstance(timeout_s, int | float) and timeout_s > 0):
+        raise DefinitionError(f"tool {name!r}: timeout_s must be a positive number")
+
+
+def _model_converter(model: type[pydantic.BaseModel], names: list[str]) -> Callable[[dict[str, Any]], dict[str, Any]]:
+    validate = model.model_validate
+
+    def convert(args: dict[str, Any]) -> dict[str, Any]:
+        try:
+            instance = validate(args)
+        except pydantic.ValidationError as exc:
+            first = exc.errors()[0]
+            loc = ".".join(str(p) for p in first.get("loc", ()))
+            raise InvalidArgument(
+                f"{loc or 'the arguments'}: {first.get('msg', 'invalid value')}.",
+                code="INVALID_VALUE",
+                field=loc or None,
+                hint="Correct the value as the message says.",
+            ) from None
+        return {n: getattr(instance, n) for n in names}
+
+    return convert
+
+
+def _output_for(tool_name: str, annotation: Any) -> tuple[dict[str, Any] | None, TypeAdapter[Any] | None]:
+    if annotation is inspect.Signature.empty or annotation is Any or annotation is None or annotation is type(None):
+        return None, None
+    try:
+        adapter: TypeAdapter[Any] = TypeAdapter(annotation)
+        schema = _strip_titles(inline_schema(adapter.json_schema(mode="serialization")))
+    except (pydantic.PydanticSchemaGenerationError, pydantic.PydanticUserError, TypeError) as exc:
+        raise DefinitionError(f"tool {tool_name!r}: the return type cannot be described ({exc})") from None
+    return schema, (adapter if _needs_conversion(annotation) else None)
+
+
+# --- the decorator -------------------------------------------------------------------------------------------
+
+@overload
+def tool(fn: Handler, /) -> Tool: ...
+
+
+@overload
+def tool(
+    *,
+    effect: Effect,
+    idempotent: bool | None = None,
+    risk: Risk = "low",
+    timeout_s: float | None = None,
+    group: str | None = None,
+    name: str | None = None,
+    description: str | None = None,
+    operation_keys: Sequence[str] | None = None,
+    examples: Sequence[Mapping[str, Any]] = (),
+    fallback: str | None = None,
+    open_world: bool = False,
+    limits: Limits = DEFAULT_LIMITS,
+) -> Callable[[Handler], Tool]: ...
+
+
+def tool(
+    fn: Handler | None = None,
+    /,
+    *,
+    effect: Effect = _UNSET,
+    idempotent: bool | None = None,
+    risk: Risk = "low",
+    timeout_s: float | None = None,
+    group: str | None = None,
+    name: str | None = None,
+    description: str | None = None,
+    operation_keys: Sequence[str] | None = None,
+    examples: Sequence[Mapping[str, Any]] = (),
+    fallback: str | None = None,
+    open_world: bool = False,
+    limits: Limits = DEFAULT_LIMITS,
+) -> Tool | Callable[[Handler], Tool]:
+    """Define a tool from a typed function. `effect` ("read" or "write") is required: no silent default.
+
+    `idempotent` defaults to True for reads and False for writes; declare a write idempotent only when its
+    owner enforces the idempotency key. `operation_keys` names the arguments that identify one logical
+    operation (default: all). `fallback` names a read-only tool to call while this one's breaker is open.
+    """
+
+    def decorate(func: Handler) -> Tool:
+        if effect is _UNSET:
+            raise DefinitionError(
+                f"tool {getattr(func, '__name__', '?')!r}: effect is required: @tool(effect='read') or "
+                "@tool(effect='write')"
+            )
+        return Tool.from_function(
+            func,
+            effect=effect,
+            idempotent=idempotent,
+            risk=risk,
+            timeout_s=timeout_s,
+            group=group,
+            name=name,
+            description=description,
+            operation_keys=operation_keys,
+            examples=examples,
+            fallback=fallback,
+            open_world=open_world,
+            limits=limits,
+        )
+
+    if fn is not None:
+        return decorate(fn)
+    return decorate
