@@ -18,6 +18,7 @@ from .classify import classify_exception
 from .context import CallContext, new_call_id
 from .envelope import Envelope, Meta
 from .errors import InvalidArgument, ToolError
+from .stores import Store, open_store
 from .tool import Tool
 from .toolset import Toolset
 
@@ -78,14 +79,20 @@ SYSTEM_CLOCK: Final = Clock()
 class Runner:
     """Runs tool calls through the contract and returns an `Envelope` for every call.
 
-    `Runner(toolset)` keeps its state in memory and writes no file.
+    `Runner(toolset)` keeps its state in memory and writes no file; `store=` (a `Store` or a URL such as
+    `sqlite:///toolproof.sqlite3` or `postgresql://...`) or `TOOLPROOF_STORE` makes it durable.
     """
 
-    def __init__(self, toolset: Toolset, *, clock: Clock = SYSTEM_CLOCK) -> None:
+    def __init__(self, toolset: Toolset, *, store: Store | str | None = None, clock: Clock = SYSTEM_CLOCK) -> None:
         if not isinstance(toolset, Toolset):
             raise TypeError(f"Runner needs a toolproof.Toolset, got {type(toolset).__name__}")
         self.toolset = toolset
         self.clock = clock
+        self.store = store if isinstance(store, Store) else open_store(store)
+
+    def close(self) -> None:
+        """Flush and release the store."""
+        self.store.close()
 
     # --- public entry points ------------------------------------------------------------------------------
 
