@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import cache
 from typing import Any, Final
 
@@ -49,6 +49,17 @@ class ErrorInfo:
     retry_after_s: float | None = None
     idempotency_key: str | None = None
     state: dict[str, Any] | None = None
+
+    def __post_init__(self) -> None:
+        # Accept wire strings ("escalate") as well as the enums; reject anything outside the closed sets.
+        if type(self.error_class) is not ErrorClass:
+            object.__setattr__(self, "error_class", ErrorClass(self.error_class))
+        if type(self.next_action) is not NextAction:
+            object.__setattr__(self, "next_action", NextAction(self.next_action))
+
+    def escalated(self) -> ErrorInfo:
+        """The same error with `next_action: escalate` (e.g. when the retry budget is spent)."""
+        return replace(self, next_action=NextAction.ESCALATE)
 
     @classmethod
     def from_exception(cls, exc: ToolError) -> ErrorInfo:
