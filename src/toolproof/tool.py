@@ -500,12 +500,7 @@ class Tool:
 
     def parse_arguments(self, arguments: Any) -> dict[str, Any]:
         """Validated arguments (raises `InvalidArgument`). A null for an optional field means "not given"."""
-        args = self.validator.parse(arguments)
-        if self._optional and None in args.values():
-            stripped = {k: v for k, v in args.items() if not (v is None and k in self._optional)}
-            if len(stripped) != len(args):
-                args = self.validator.parse(stripped)
-        return args
+        return self.validator.parse(arguments, optional=self._optional)
 
     def bind(self, args: dict[str, Any], context: CallContext) -> tuple[tuple[Any, ...], dict[str, Any]]:
         """Positional and keyword arguments for the handler: defaults applied, types converted, context injected."""

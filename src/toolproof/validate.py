@@ -157,8 +157,11 @@ class ArgumentValidator:
     def schema(self) -> dict[str, Any]:
         return self._schema
 
-    def parse(self, arguments: Any) -> dict[str, Any]:
-        """Checked arguments as a dict, or `InvalidArgument`. Accepts a dict or the JSON text a model emits."""
+    def parse(self, arguments: Any, *, optional: frozenset[str] = frozenset()) -> dict[str, Any]:
+        """Checked arguments as a dict, or `InvalidArgument`. Accepts a dict or the JSON text a model emits.
+
+        A top-level null for a name in `optional` means "not given" (OpenAI strict mode sends nulls).
+        """
         if type(arguments) is dict:
             args = arguments
         elif arguments is None:
@@ -174,6 +177,8 @@ class ArgumentValidator:
                 "Send the arguments as one JSON object with the tool's parameter names as keys.",
                 received=truncate_value(arguments),
             )
+        if optional and None in args.values():
+            args = {k: v for k, v in args.items() if not (v is None and k in optional)}
         # Fast path: flat arguments of short strings and plain numbers need no walk.
         limits = self._limits
         for key, value in args.items():
