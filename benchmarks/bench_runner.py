@@ -1,0 +1,93 @@
+"""A guarded call of a read tool against (a) the bare handler, (b) jsonschema-rs validation alone, and
+(c) the same handler behind `jsonschema` validation plus `pydantic.validate_call`, in one run.
+
+Target (issue: foundation): the sync path adds at most 5 µs above (b).
+"""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Literal
+
+import jsonschema
+import jsonschema_rs
+import pydantic
+
+import toolproof
+from benchmarks._harness import Row, machine, per_call_us, print_rows
+
+ARGS = {"crop": "jeera", "grade": "A"}
+
+
+def _handler(crop: Literal["onion", "groundnut", "jeera", "cotton_seed"], grade: Literal["A", "B"] = "A") -> float:
+    """Get today's price for one crop, in rupees per kg."""
+    return 285.0
+
+
+def run(quick: bool = False) -> list[Row]:
+    number = 20_000 if quick else 100_000
+    price = toolproof.tool(effect="read", name="get_today_price")(_handler)
+    runner = toolproof.Runner(toolproof.Toolset([price]))
+    schema = price.input_schema
+    fast = jsonschema_rs.validator_for(schema, validate_formats=True)
+    slow = jsonschema.Draft202012Validator(schema, format_checker=jsonschema.FormatChecker())
+    validated = pydantic.validate_call(_handler)
+
+    def bare() -> object:
+        return _handler(**ARGS)
+
+    def rs_only() -> object:
+        fast.is_valid(ARGS)
+        return None
+
+    def peer() -> object:
+        slow.validate(ARGS)
+        return validated(**ARGS)
+
+    def guarded_sync() -> object:
+        return runner.call_sync("get_today_price", ARGS)
+
+    loop = asyncio.new_event_loop()
+
+    async def many_async(n: int) -> None:
+        call = runner.call
+        for _ in range(n):
+            await call("get_today_price", ARGS)
+
+    import time
+
+    def guarded_async_us() -> float:
+        loop.run_until_complete(many_async(1000))
+        samples = []
+        for _ in range(5):
+            start = time.perf_counter()
+            loop.run_until_complete(many_async(number // 5))
+            samples.append((time.perf_counter() - start) / (number // 5) * 1e6)
+        return sorted(samples)[2]
+
+    t_bare = per_call_us(bare, number=number)
+    t_rs = per_call_us(rs_only, number=number)
+    t_peer = per_call_us(peer, number=number // 5)
+    t_sync = per_call_us(guarded_sync, number=number)
+    t_async = guarded_async_us()
+    loop.close()
+    b = "runner (read tool)"
+    return [
+        {"benchmark": b, "case": "bare handler", "value": t_bare, "unit": "µs/call"},
+        {"benchmark": b, "case": "jsonschema-rs validation alone", "value": t_rs, "unit": "µs/call"},
+        {"benchmark": b, "case": "jsonschema + pydantic.validate_call", "value": t_peer, "unit": "µs/call",
+         "baseline": "jsonschema-rs alone", "ratio": t_peer / t_rs},
+        {"benchmark": b, "case": "toolproof call_sync", "value": t_sync, "unit": "µs/call",
+         "baseline": "jsonschema-rs alone", "ratio": t_sync / t_rs,
+         "note": f"+{t_sync - t_rs:.2f} µs over validation (target <= 5)"},
+        {"benchmark": b, "case": "toolproof await call", "value": t_async, "unit": "µs/call",
+         "baseline": "jsonschema-rs alone", "ratio": t_async / t_rs, "note": f"+{t_async - t_rs:.2f} µs"},
+        {"benchmark": b, "case": "toolproof call_sync vs peer stack", "value": t_sync, "unit": "µs/call",
+         "baseline": "jsonschema + validate_call", "ratio": t_sync / t_peer},
+    ]
+
+
+if __name__ == "__main__":
+    import sys
+
+    print_rows(f"toolproof runner overhead ({machine()})", run(quick="--quick" in sys.argv))
