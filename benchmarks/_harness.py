@@ -34,7 +34,8 @@ def per_call_us(fn: Callable[[], Any], *, number: int, repeat: int = 5) -> float
 def machine() -> str:
     import os
 
-    return f"{platform.python_implementation()} {platform.python_version()}, {os.cpu_count()} cores, {platform.machine()}"
+    python = f"{platform.python_implementation()} {platform.python_version()}"
+    return f"{python}, {os.cpu_count()} cores, {platform.machine()}"
 
 
 def print_rows(title: str, rows: list[Row], console: Console | None = None) -> None:

@@ -9,9 +9,8 @@ from typing import Any
 import pytest
 
 import toolproof
-from toolproof.classify import classify_exception, classify_http, parse_retry_after
-
 from tests._corpora import corpus
+from toolproof.classify import classify_exception, classify_http, parse_retry_after
 
 VECTORS = json.loads(corpus("reliability_specs", "urllib3_retry_vectors.json").read_text())
 PARSE = VECTORS["retry_after_parse"]
