@@ -39,7 +39,7 @@ def machine() -> str:
 
 
 def print_rows(title: str, rows: list[Row], console: Console | None = None) -> None:
-    console = console or Console()
+    console = console or Console(width=160)
     table = Table(title=title, title_justify="left")
     for column in ("benchmark", "case", "value", "unit", "baseline", "ratio", "note"):
         table.add_column(column, justify="right" if column in ("value", "ratio") else "left")
