@@ -10,6 +10,7 @@ import pytest
 from pydantic import BaseModel, Field
 
 import toolproof
+from tests._schemas import object_schemas
 from toolproof import CallContext, DefinitionError
 
 
@@ -23,17 +24,6 @@ class Line(BaseModel):
     quantity_kg: float = Field(ge=1, description="Kilograms.")
 
 
-def _walk_objects(schema: Any) -> list[dict[str, Any]]:
-    found = []
-    if isinstance(schema, dict):
-        if schema.get("type") == "object" or "properties" in schema:
-            found.append(schema)
-        for value in schema.values():
-            found.extend(_walk_objects(value))
-    elif isinstance(schema, list):
-        for value in schema:
-            found.extend(_walk_objects(value))
-    return found
 
 
 def _has_key(schema: Any, key: str, *, skip_property_names: bool = True) -> bool:
@@ -85,7 +75,7 @@ def test_strict_schema_shape() -> None:
     assert schema["type"] == "object"
     assert schema["required"] == ["lines", "deliver_on", "unit"]
     assert "ctx" not in schema["properties"]
-    for obj in _walk_objects(schema):
+    for obj in object_schemas(schema):
         assert obj.get("additionalProperties") is False, obj
     assert not _has_key(schema, "title")  # no pydantic title noise...
     assert "title" in schema["properties"]  # ...but a parameter named title stays

@@ -11,23 +11,13 @@ import pytest
 import toolproof
 from examples.wholesaler import Shop, build_toolset
 from examples.wholesaler.old_tools import build_old_toolset
+from tests._schemas import object_schemas
 from toolproof.toolset import EXPORT_FORMATS
 
 NAME = re.compile(r"^[a-zA-Z0-9_-]{1,64}$")
 META_2020_12 = "https://json-schema.org/draft/2020-12/schema"
 
 
-def _objects(schema: Any) -> list[dict[str, Any]]:
-    out = []
-    if isinstance(schema, dict):
-        if schema.get("type") == "object" or "properties" in schema:
-            out.append(schema)
-        for v in schema.values():
-            out.extend(_objects(v))
-    elif isinstance(schema, list):
-        for v in schema:
-            out.extend(_objects(v))
-    return out
 
 
 def _check_valid_2020_12(schema: dict[str, Any]) -> None:
@@ -78,7 +68,7 @@ def check_openai(tool: dict[str, Any]) -> None:
     assert "anyOf" not in params
     _check_valid_2020_12(params)
     if fn["strict"]:
-        for obj in _objects(params):
+        for obj in object_schemas(params):
             assert obj["additionalProperties"] is False
             assert sorted(obj["required"]) == sorted(obj["properties"])
         assert _keywords(params) <= OPENAI_ALLOWED_KEYWORDS, _keywords(params) - OPENAI_ALLOWED_KEYWORDS
