@@ -164,7 +164,7 @@ def describe(scenario: Scenario, obs: Observation) -> str:
     if obs.calls_sent > 1:
         parts.append("model resent")
     if obs.escaped:
-        parts.append(f"{_short(obs.escaped, 70)} escaped the run")
+        parts.append(f"{obs.escaped.split(':')[0]} escaped the run")
     orders = f"{obs.rows} order" + ("" if obs.rows == 1 else "s")
     parts.append(f"body ran {_times(obs.bodies)} ({orders})")
     sync = obs.extra.get("call_sync")
