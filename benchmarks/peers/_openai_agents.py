@@ -1,0 +1,101 @@
+"""openai-agents: a real `Runner.run` of an `Agent` whose model is the SDK's own `agents.testing.ScriptedModel`.
+
+Each scripted step is a responder that reads the `function_call_output` item the runner appended (the text
+the model would be sent), applies the policy and returns either `function_call("place_order", args)` or an
+assistant message. The tool is `function_tool(place_order)` (strict mode, the default), with `timeout=` in
+scenario 5. Tracing is disabled, so nothing leaves the machine. 0.24 refuses `timeout=` on a
+plain `def`; scenario 5 then wraps the same function in an `async def` that awaits it in a thread.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import functools
+from pathlib import Path
+from typing import Any
+
+from benchmarks.peers._common import (
+    TIMEOUT_S,
+    Observation,
+    OrderBook,
+    Reply,
+    Scenario,
+    make_place_order,
+    wants_resend,
+)
+
+NAME = "openai-agents"
+DIST = "openai-agents"
+
+
+def available() -> bool:
+    try:
+        import agents  # noqa: F401
+    except ImportError:
+        return False
+    return True
+
+
+async def run(scenario: Scenario, book: OrderBook, tmp: Path) -> Observation:
+    from agents import Agent, RunConfig, Runner, function_tool
+    from agents.testing import ModelStep, ScriptedModel, assistant_message, function_call
+
+    obs = Observation(NAME, scenario.key)
+
+    def step(call: Any) -> Any:
+        items = call.input if isinstance(call.input, list) else []
+        outputs = [i for i in items if isinstance(i, dict) and i.get("type") == "function_call_output"]
+        if len(outputs) > len(obs.replies):
+            reply = Reply.from_text("function_call_output", str(outputs[-1].get("output", "")))
+            obs.replies.append(reply)
+            if obs.calls_sent >= 2 or not wants_resend(scenario.policy, reply):
+                return [assistant_message("Done.")]
+        elif obs.calls_sent:
+            return [assistant_message("Done.")]
+        obs.calls_sent += 1
+        return [function_call("place_order", dict(scenario.args), call_id=f"call-{obs.calls_sent}")]
+
+    fn = make_place_order(book)
+    try:
+        tool = function_tool(fn, timeout=TIMEOUT_S if scenario.timeout else None)
+    except ValueError as exc:  # 0.24: "timeout_seconds is only supported for async @function_tool handlers"
+        obs.extra["refused"] = str(exc)
+        obs.notes.append("plain def refuses timeout= (ValueError); measured via an async def wrapper (to_thread)")
+        tool = function_tool(_async_twin(fn), timeout=TIMEOUT_S)
+    obs.schema_closed = tool.params_json_schema.get("additionalProperties") is False
+    model = ScriptedModel([ModelStep.respond(step) for _ in range(4)])
+    agent = Agent(name="shop", instructions="Place orders.", model=model, tools=[tool])
+    try:
+        await Runner.run(agent, "Book 400 kg of onion for 3 December.", run_config=RunConfig(tracing_disabled=True))
+    except Exception as exc:
+        obs.escaped = f"{type(exc).__name__}: {exc}"
+    return obs
+
+
+def _async_twin(fn: Any) -> Any:
+    """What a user does when a plain def may not have a timeout: the same function, awaited in a thread."""
+
+    @functools.wraps(fn)
+    async def twin(*args: Any, **kwargs: Any) -> Any:
+        return await asyncio.to_thread(fn, *args, **kwargs)
+
+    return twin
+
+
+def overhead_invokers(fn: Any, args: dict[str, Any]) -> dict[str, tuple[str, Any]]:
+    """What the runner does per function call: `agents.tool.invoke_function_tool` with a `ToolContext` and the
+    JSON arguments (it parses them, validates with the tool's pydantic model, runs a plain `def` in a thread)."""
+    import json
+
+    from agents import function_tool
+    from agents.tool import invoke_function_tool
+    from agents.tool_context import ToolContext
+
+    tool = function_tool(fn)
+    raw = json.dumps(args)
+
+    async def call() -> Any:
+        ctx = ToolContext(context=None, tool_name=tool.name, tool_call_id="call-1", tool_arguments=raw)
+        return await invoke_function_tool(function_tool=tool, context=ctx, arguments=raw)
+
+    return {"openai-agents invoke_function_tool": ("async", call)}

@@ -1,0 +1,94 @@
+"""pydantic-ai (pydantic-ai-slim): a real `Agent` run whose model is a `FunctionModel`.
+
+The scripted model function returns a `ToolCallPart` with the scenario's arguments, reads the
+`ToolReturnPart` the agent graph sends back (its `outcome`: `retried` means "the call has to be made again";
+its text is `model_response_str()`, what providers are sent), and resends once if the policy says so.
+The tool is registered as `Tool(place_order)`, with `timeout=` in scenario 5.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from benchmarks.peers._common import (
+    TIMEOUT_S,
+    Observation,
+    OrderBook,
+    Reply,
+    Scenario,
+    make_place_order,
+    wants_resend,
+)
+
+NAME = "pydantic-ai"
+DIST = "pydantic-ai-slim"
+
+
+def available() -> bool:
+    try:
+        import pydantic_ai  # noqa: F401
+    except ImportError:
+        return False
+    return True
+
+
+def _reply(part: Any) -> Reply:
+    from pydantic_ai.messages import ERROR_OUTCOMES
+
+    text = part.model_response_str()
+    return Reply.from_text(f"ToolReturnPart outcome={part.outcome}", text, error=part.outcome in ERROR_OUTCOMES,
+                           told_retry=part.outcome == "retried")
+
+
+async def run(scenario: Scenario, book: OrderBook, tmp: Path) -> Observation:
+    from pydantic_ai import Agent, Tool
+    from pydantic_ai.messages import ModelRequest, ModelResponse, TextPart, ToolCallPart, ToolReturnPart
+    from pydantic_ai.models.function import AgentInfo, FunctionModel
+
+    obs = Observation(NAME, scenario.key)
+
+    def model(messages: list[Any], info: AgentInfo) -> ModelResponse:
+        if obs.schema_closed is None and info.function_tools:
+            obs.schema_closed = info.function_tools[0].parameters_json_schema.get("additionalProperties") is False
+        last = messages[-1]
+        returns = [p for p in last.parts if isinstance(p, ToolReturnPart)] if isinstance(last, ModelRequest) else []
+        if returns:
+            reply = _reply(returns[0])
+            obs.replies.append(reply)
+            if obs.calls_sent >= 2 or not wants_resend(scenario.policy, reply):
+                return ModelResponse(parts=[TextPart("Done.")])
+        elif obs.calls_sent:
+            return ModelResponse(parts=[TextPart("Done.")])
+        obs.calls_sent += 1
+        return ModelResponse(parts=[ToolCallPart("place_order", dict(scenario.args),
+                                                 tool_call_id=f"call-{obs.calls_sent}")])
+
+    tool = Tool(make_place_order(book), timeout=TIMEOUT_S if scenario.timeout else None)
+    agent = Agent(FunctionModel(model), tools=[tool])
+    try:
+        await agent.run("Book 400 kg of onion for 3 December.")
+    except Exception as exc:
+        obs.escaped = f"{type(exc).__name__}: {exc}"
+    return obs
+
+
+def overhead_invokers(fn: Any, args: dict[str, Any]) -> dict[str, tuple[str, Any]]:
+    """What the agent graph does per tool call, minus the model: validate the JSON arguments with the tool's
+    pydantic validator (`FunctionSchema.validator.validate_json`), then `FunctionSchema.call(args, ctx)`,
+    which runs a plain `def` in a worker thread (`run_in_executor`)."""
+    import json
+
+    from pydantic_ai import Tool
+    from pydantic_ai.models.test import TestModel
+    from pydantic_ai.tools import RunContext
+    from pydantic_ai.usage import RunUsage
+
+    schema = Tool(fn).function_schema
+    ctx = RunContext(deps=None, model=TestModel(), usage=RunUsage())
+    raw = json.dumps(args)
+
+    async def call() -> Any:
+        return await schema.call(schema.validator.validate_json(raw), ctx)
+
+    return {"pydantic-ai FunctionSchema validate+call": ("async", call)}

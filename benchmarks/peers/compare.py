@@ -1,0 +1,245 @@
+"""Run the same `place_order` tool and the same faults through toolproof and its peers; print what happened.
+
+    python -m benchmarks.peers.compare [--json FILE] [--markdown] [--update-doc docs/peers.md]
+
+Nothing is installed here: each peer is imported if present (`pip install -e '.[peers]'`), else its column
+says "not installed". Every cell is computed from a run of the scenario, never written by hand.
+
+The tool: `place_order(crop: Literal[onion, groundnut, jeera, cotton_seed], quantity_kg: float in 10..5000,
+delivery_date: date)`, one plain `def` whose body inserts and commits a row in a real SQLite `orders` table
+(a fresh file per peer and scenario). The scripted model (no network anywhere) sends the scenario's
+arguments, reads the reply the way that library delivers it to a model, and follows the scenario's policy:
+`once` (read the reply and stop), `obedient` (resend the same call once only if told to try again), `eager`
+(resend once after any error reply that does not say not to), `stubborn` (resend once after any error).
+
+How each library is driven, as its own agent loop drives it:
+- toolproof: `toolproof.tool(effect="write")` on the function, `toolproof.Toolset`, `await Runner.call(...)`
+  with a `CallContext(conversation_id=...)`; `Runner(toolset, store="sqlite:///...")` where this checkout
+  supports it (else in memory, and the table says so). Scenario 5 also runs `Runner.call_sync`.
+- pydantic-ai: `Agent(FunctionModel(script), tools=[Tool(place_order)])`, `await agent.run(...)`; the script
+  sends a `ToolCallPart` and reads the `ToolReturnPart` the agent graph sends back (`outcome`,
+  `model_response_str()`). Scenario 5: `Tool(..., timeout=0.1)`.
+- openai-agents: `Runner.run(Agent(model=ScriptedModel([...]), tools=[function_tool(place_order)]))` with
+  the SDK's own scripted model from `agents.testing`; responders read the `function_call_output` item.
+  Tracing disabled. Scenario 5: `function_tool(..., timeout=0.1)` (default `timeout_behavior`).
+- mcp: `MCPServer` + `@server.tool()`, called through `mcp.Client(InMemoryTransport(server))` (a real client
+  session, JSON-RPC over memory streams); the reply is the `CallToolResult`. MCPServer has no server-side
+  tool timeout, so scenario 5 uses the client's `read_timeout_seconds=0.1`; the client's exception text is
+  what a host would show the model.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+import datetime as dt
+import importlib
+import json
+import re
+import sys
+import tempfile
+import warnings
+from importlib.metadata import PackageNotFoundError, version
+from pathlib import Path
+from types import ModuleType
+from typing import Any
+
+from rich.console import Console
+from rich.table import Table
+
+from benchmarks.peers._common import CROPS, POLICY_TEXT, SCENARIOS, Observation, OrderBook, Reply, Scenario
+
+DRIVERS = ("_toolproof", "_pydantic_ai", "_openai_agents", "_mcp")
+PINNED = {"pydantic-ai-slim": "2.68.0", "openai-agents": "0.24.0", "mcp": "2.3.0"}
+DOC_START = "<!-- peers-table:start -->"
+DOC_END = "<!-- peers-table:end -->"
+
+
+def drivers() -> list[ModuleType]:
+    return [importlib.import_module(f"benchmarks.peers.{name}") for name in DRIVERS]
+
+
+def dist_version(dist: str) -> str | None:
+    try:
+        return version(dist)
+    except PackageNotFoundError:
+        return None
+
+
+def column_title(driver: ModuleType) -> str:
+    v = dist_version(driver.DIST)
+    if driver.DIST == "toolproof":
+        return f"toolproof {v or '(source tree)'}"
+    return f"{driver.NAME} {v}" if v else driver.NAME
+
+
+async def run_one(driver: ModuleType, scenario: Scenario, tmp: Path) -> Observation:
+    book = OrderBook(tmp / f"orders-{driver.DIST}-{scenario.key}.sqlite3", scenario.body)
+    try:
+        obs: Observation = await driver.run(scenario, book, tmp)
+        book.wait_idle()
+        obs.bodies = len(book.seen)
+        obs.seen = list(book.seen)
+        obs.rows = book.rows()
+    finally:
+        book.close()
+    return obs
+
+
+async def run_all() -> dict[str, Any]:
+    results: dict[str, Any] = {
+        "date": dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),
+        "python": sys.version.split()[0],
+        "pinned": PINNED,
+        "policies": POLICY_TEXT,
+        "scenarios": [{"key": s.key, "title": s.title, "args": s.args, "body": s.body, "policy": s.policy,
+                       "timeout": s.timeout} for s in SCENARIOS],
+        "peers": {},
+    }
+    with tempfile.TemporaryDirectory(prefix="toolproof-peers-") as tmp, warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        for driver in drivers():
+            entry: dict[str, Any] = {"title": column_title(driver), "version": dist_version(driver.DIST)}
+            results["peers"][driver.NAME] = entry
+            if not driver.available():
+                entry["installed"] = False
+                continue
+            entry["installed"] = True
+            entry["observations"] = {}
+            for scenario in SCENARIOS:
+                try:
+                    obs = await run_one(driver, scenario, Path(tmp))
+                    entry["observations"][scenario.key] = {"cell": describe(scenario, obs), **obs.to_dict()}
+                except Exception as exc:  # a driver that broke is reported in its cell, the others still run
+                    entry["observations"][scenario.key] = {"cell": f"driver failed: {type(exc).__name__}: {exc}"}
+    return results
+
+
+# --- turning observations into cells -----------------------------------------------------------------------
+
+
+def _short(text: str, n: int = 70) -> str:
+    text = re.sub(r"\s+", " ", text).strip()
+    return text if len(text) <= n else text[: n - 1] + "…"
+
+
+def _times(n: int) -> str:
+    return {0: "never", 1: "once", 2: "twice"}.get(n, f"{n} times")
+
+
+def _rejection(reply: Reply, field: str, allowed: tuple[str, ...] = ()) -> str:
+    names = []
+    if re.search(rf"\b{re.escape(field)}\b", reply.text):
+        names.append("field")
+    if allowed and all(v in reply.text for v in allowed):
+        names.append("allowed values")
+    what = "+".join(names) if names else f'no field: "{_short(reply.text, 60)}"'
+    shape = "structured" if reply.structured else "text only"
+    return f"rejected: {what} ({shape})"
+
+
+def describe(scenario: Scenario, obs: Observation) -> str:
+    """One cell: what the model got back and what happened to the orders table, from the observation."""
+    first = obs.replies[0] if obs.replies else None
+    if scenario.kind != "effect":
+        if obs.bodies == 0:
+            if first is None:
+                return f"no reply; {obs.escaped or 'nothing ran'}"
+            field = {"extra": "discount", "enum": "crop", "coerce": "quantity_kg"}.get(scenario.kind, "delivery_date")
+            return _rejection(first, field, CROPS if scenario.kind == "enum" else ())
+        seen = obs.seen[0]
+        if scenario.kind == "extra":
+            closed = " (its schema says additionalProperties: false)" if obs.schema_closed else ""
+            return f"dropped silently, body ran{closed}"
+        if scenario.kind == "coerce":
+            return f'coerced "100" to {seen["quantity_kg"]}, body ran'
+        if scenario.kind == "datetime":
+            return f"accepted as {seen['delivery_date']}, body ran"
+        return "accepted, body ran"
+    parts: list[str] = []
+    if first is not None:
+        said = first.summary or f'"{_short(first.text, 64)}"'
+        parts.append(f"{first.channel}: {said}")
+    if obs.calls_sent > 1:
+        parts.append("model resent")
+    if obs.escaped:
+        parts.append(f"{obs.escaped.split(':')[0]} escaped the run")
+    orders = f"{obs.rows} order" + ("" if obs.rows == 1 else "s")
+    parts.append(f"body ran {_times(obs.bodies)} ({orders})")
+    sync = obs.extra.get("call_sync")
+    if sync:
+        parts.append(f"call_sync: {sync['reply']}, {sync['rows']} order (timeout not enforced)"
+                     if sync["reply"] == "ok" else f"call_sync: {sync['reply']}, {sync['rows']} order")
+    if obs.extra.get("store", "").startswith("memory"):
+        parts.append("store: memory")
+    parts += [n for n in obs.notes if not n.startswith("store:")]
+    return "; ".join(parts)
+
+
+# --- output ------------------------------------------------------------------------------------------------
+
+
+def _cells(results: dict[str, Any]) -> tuple[list[str], list[list[str]]]:
+    peers = results["peers"]
+    header = ["scenario", *(p["title"] for p in peers.values())]
+    body = []
+    for s in results["scenarios"]:
+        row = [f"{s['key']}. {s['title']}"]
+        for p in peers.values():
+            row.append(p["observations"][s["key"]]["cell"] if p["installed"] else "not installed")
+        body.append(row)
+    return header, body
+
+
+def to_markdown(results: dict[str, Any]) -> str:
+    header, body = _cells(results)
+    lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
+    lines += ["| " + " | ".join(c.replace("|", "\\|") for c in row) + " |" for row in body]
+    lines.append("")
+    lines.append(f"Measured {results['date']} on Python {results['python']} by "
+                 "`python -m benchmarks.peers.compare --markdown`.")
+    return "\n".join(lines)
+
+
+def print_table(results: dict[str, Any], console: Console) -> None:
+    header, body = _cells(results)
+    table = Table(title=f"toolproof and its peers, same tool, same faults ({results['date']})",
+                  title_justify="left", show_lines=True)
+    for i, name in enumerate(header):
+        table.add_column(name, ratio=1 if i == 0 else 2, overflow="fold")
+    for row in body:
+        table.add_row(*row)
+    console.print(table)
+    for key, text in results["policies"].items():
+        console.print(f"[dim]{key}: {text}[/]")
+
+
+def update_doc(path: Path, markdown: str) -> None:
+    text = path.read_text()
+    start, end = text.index(DOC_START) + len(DOC_START), text.index(DOC_END)
+    path.write_text(text[:start] + "\n" + markdown + "\n" + text[end:])
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m benchmarks.peers.compare", description=__doc__.split("\n")[0])
+    parser.add_argument("--json", type=Path, help="also write every observation as JSON")
+    parser.add_argument("--markdown", action="store_true", help="print the table as Markdown")
+    parser.add_argument("--update-doc", type=Path, help="replace the table between the markers in this file")
+    args = parser.parse_args(argv)
+    results = asyncio.run(run_all())
+    markdown = to_markdown(results)
+    if args.markdown:
+        print(markdown)
+    else:
+        print_table(results, Console(width=200))
+    if args.json:
+        args.json.write_text(json.dumps(results, indent=2, default=str))
+    if args.update_doc:
+        update_doc(args.update_doc, markdown)
+    return 0
+
+
+if __name__ == "__main__":
+    with contextlib.suppress(BrokenPipeError):
+        sys.exit(main())
