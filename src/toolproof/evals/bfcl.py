@@ -281,7 +281,8 @@ def perturbations(entry: BfclEntry, seed: int = 0) -> list[Perturbation]:
             ctx.add("wrong_type", index, ToolCall(call.name, {**args, param: _other_type(value)}), param)
             ctx.add("value_not_allowed", index,
                     ToolCall(call.name, {**args, param: _other_value(value, list(answer.get(param, [])))}), param)
-            ordered = [p for p, v in sorted(args.items()) if isinstance(v, list) and len({json.dumps(x) for x in v}) > 1]
+            ordered = [p for p, v in sorted(args.items())
+                       if isinstance(v, list) and len({json.dumps(x) for x in v}) > 1]
             if ordered:
                 p = ctx.rng.choice(ordered)
                 if all(list(reversed(args[p])) != o for o in answer.get(p, []) if isinstance(o, list)):

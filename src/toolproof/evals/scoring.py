@@ -200,12 +200,11 @@ def _type_ok(value: Any, options: Sequence[Any], expected: type, nested: type | 
     if type(value) is expected:
         if nested is None:
             return True, is_variable
+        items: list[Any] = value if isinstance(value, list) else []
         for option in options:
-            if isinstance(option, list):
-                if all(_type_ok(item, option, nested, None)[0] for item in value):
-                    return True, is_variable
-            else:
+            if not isinstance(option, list) or all(_type_ok(item, option, nested, None)[0] for item in items):
                 return True, is_variable
+        return False, False  # BFCL: a failed nested check is not rescued by the "variable" rule
     if answer_type is not None and type(value) is answer_type:
         return True, True
     return False, False
@@ -246,7 +245,7 @@ def _list_of_dicts_ok(value: Sequence[Any], options: Sequence[Any]) -> bool:
 
 
 def _value_ok(value: Any, matcher: Options, expected: type | None, nested: type | None, is_variable: bool) -> bool:
-    options = [o for o in matcher.values]
+    options = list(matcher.values)
     if not is_variable and expected is not None:
         if expected is dict:
             return isinstance(value, Mapping) and _dict_ok(value, options)
@@ -271,7 +270,8 @@ def _check_param(
         item_type = _declared_type(items) if isinstance(items, Mapping) else None
         nested = PYTHON_TYPES.get(item_type) if item_type else None
     if decode is not None:
-        value, expected, nested, error = decode(name, value, prop)
+        decoded: tuple[Any, type | None, type | None, FieldError | None] = decode(name, value, prop)
+        value, expected, nested, error = decoded
         if error is not None:
             return error
     if decode is None and declared in ("float", "number") and type(value) is int:
