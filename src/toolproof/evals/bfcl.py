@@ -328,6 +328,7 @@ class BfclResult:
     per_category: Mapping[str, tuple[int, int]]  # category -> (passed, scored)
     failures: tuple[tuple[str, FieldError | None], ...]
     missing: tuple[str, ...] = ()
+    model_errors: tuple[str, ...] = ()  # one line per entry the model could not answer
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -335,6 +336,7 @@ class BfclResult:
                              for c, (p, n) in self.per_category.items()},
             "failures": [{"id": i, "error": e.to_dict() if e else None} for i, e in self.failures],
             "missing": list(self.missing),
+            "model_errors": list(self.model_errors),
         }
 
 
@@ -356,3 +358,49 @@ def score_outputs(entries: Sequence[BfclEntry], outputs: Mapping[str, Sequence[T
         else:
             failures.append((entry.id, check.errors[0] if check.errors else None))
     return BfclResult({c: (p, n) for c, (p, n) in per.items()}, tuple(failures), tuple(missing))
+
+
+# ---------------------------------------------------------------------------------------- live runs
+
+_OPENAPI_TYPES: Final = {
+    "dict": "object", "float": "number", "tuple": "array", "any": "string", "bool": "boolean", "list": "array",
+    "byte": "integer", "short": "integer", "long": "integer", "double": "number", "char": "string",
+    "ArrayList": "array", "Array": "array", "HashMap": "object", "Hashtable": "object", "Queue": "array",
+    "Stack": "array", "Any": "string", "String": "string", "Bigint": "integer", "Boolean": "boolean",
+}
+
+
+def _to_json_schema(node: Any) -> Any:
+    """BFCL's parameter types (`dict`, `float`, Java types) as JSON Schema, for a real endpoint."""
+    if isinstance(node, Mapping):
+        out = {k: _to_json_schema(v) for k, v in node.items()}
+        t = out.get("type")
+        if isinstance(t, str) and t in _OPENAPI_TYPES:
+            out["type"] = _OPENAPI_TYPES[t]
+        return out
+    if isinstance(node, list):
+        return [_to_json_schema(v) for v in node]
+    return node
+
+
+def openai_tools_for(entry: BfclEntry) -> list[dict[str, Any]]:
+    return [{"type": "function", "function": {"name": f["name"], "description": f.get("description", ""),
+                                              "parameters": _to_json_schema(f.get("parameters") or {})}}
+            for f in entry.functions]
+
+
+def bfcl_requests(entries: Sequence[BfclEntry]) -> list[Any]:
+    from .models import ModelRequest
+
+    return [ModelRequest(e.id, 0, tuple(e.messages), tuple(openai_tools_for(e))) for e in entries]
+
+
+def run_bfcl(entries: Sequence[BfclEntry], model: Any, *, concurrency: int = 4, progress: bool = False) -> BfclResult:
+    """Ask `model` every entry once and score its calls; a model error counts as a failure."""
+    from .models import ModelError, run_all
+
+    replies = run_all(model, bfcl_requests(entries), concurrency=concurrency, show_progress=progress)
+    outputs = {e.id: list(r.calls) for e, r in zip(entries, replies, strict=True) if not isinstance(r, ModelError)}
+    errors = tuple(f"{e.id}: {r}" for e, r in zip(entries, replies, strict=True) if isinstance(r, ModelError))
+    result = score_outputs(entries, outputs)
+    return BfclResult(result.per_category, result.failures, result.missing, errors)

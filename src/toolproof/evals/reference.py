@@ -6,13 +6,16 @@ model name with `underscore_to_dot = False` stands in for it, so the checker run
 
 from __future__ import annotations
 
+import random
 import sys
 import types
 from collections import defaultdict
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
-from .bfcl import BfclEntry, language_of
+from .bfcl import BfclEntry, canonical_calls, language_of, load_category, perturbations, score_entry
 from .scoring import ToolCall
 
 ReferenceChecker = Callable[[BfclEntry, Sequence[ToolCall]], bool]
@@ -45,3 +48,69 @@ def load_reference_checker() -> ReferenceChecker:
         return bool(result["valid"])
 
     return check
+
+
+@dataclass(frozen=True, slots=True)
+class Disagreement:
+    entry_id: str
+    kind: str  # "ground_truth" or a perturbation kind
+    ours: bool
+    reference: bool
+    detail: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class AgreementRow:
+    """One category: ground truths and perturbations judged by both checkers."""
+
+    category: str
+    ground_truths: int
+    ground_truth_agree: int
+    ground_truth_pass: int  # ground truths our scorer accepts (BFCL data defects fail in both)
+    perturbations: int
+    perturbation_agree: int
+    perturbation_as_intended: int  # our verdict equals the perturbation's intent (fail, or pass if reordered)
+    disagreements: tuple[Disagreement, ...] = ()
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"category": self.category, "ground_truths": self.ground_truths,
+                "ground_truth_agree": self.ground_truth_agree, "ground_truth_pass": self.ground_truth_pass,
+                "perturbations": self.perturbations, "perturbation_agree": self.perturbation_agree,
+                "perturbation_as_intended": self.perturbation_as_intended,
+                "disagreements": [vars_of(d) for d in self.disagreements]}
+
+
+def vars_of(d: Disagreement) -> dict[str, Any]:
+    return {"id": d.entry_id, "kind": d.kind, "ours": d.ours, "reference": d.reference, "detail": d.detail}
+
+
+def agreement(categories: Sequence[str], root: Path | None = None, *, sample: int | None = None,
+              seed: int = 0) -> list[AgreementRow]:
+    """Judge every ground truth (turned into calls) and its perturbations with our scorer and BFCL's checker.
+
+    `sample` keeps a deterministic subset of entries per category (every category still covered)."""
+    reference = load_reference_checker()
+    rows = []
+    for category in categories:
+        entries = [e for e in load_category(category, root) if e.ground_truth is not None]
+        if sample is not None and len(entries) > sample:
+            entries = random.Random(f"{seed}:{category}").sample(entries, sample)
+        gt_agree = gt_pass = p_total = p_agree = p_intended = 0
+        disagreements: list[Disagreement] = []
+        for entry in entries:
+            calls = canonical_calls(entry)
+            ours, ref = score_entry(entry, calls).ok, reference(entry, calls)
+            gt_pass += ours
+            gt_agree += ours == ref
+            if ours != ref:
+                disagreements.append(Disagreement(entry.id, "ground_truth", ours, ref))
+            for p in perturbations(entry, seed):
+                ours, ref = score_entry(entry, p.calls).ok, reference(entry, p.calls)
+                p_total += 1
+                p_agree += ours == ref
+                p_intended += ours == p.should_pass
+                if ours != ref:
+                    disagreements.append(Disagreement(entry.id, p.kind, ours, ref, p.detail))
+        rows.append(AgreementRow(category, len(entries), gt_agree, gt_pass, p_total, p_agree, p_intended,
+                                 tuple(disagreements)))
+    return rows

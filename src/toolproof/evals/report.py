@@ -117,6 +117,9 @@ def print_bfcl(data: Mapping[str, Any], console: Console) -> None:
         acc = f"{100 * d['accuracy']:.1f}%" if d["accuracy"] is not None else "-"
         t.add_row(cat, str(d["passed"]), str(d["scored"]), acc)
     console.print(t)
+    errors = data.get("model_errors") or []
+    if errors:
+        console.print(f"[red]{len(errors)} entries got no answer from the model[/], e.g. {errors[0]}")
 
 
 def print_report(data: Mapping[str, Any], console: Console | None = None) -> None:
