@@ -131,7 +131,7 @@ def score_entry(entry: BfclEntry, calls: Sequence[ToolCall]) -> CallCheck:
         return CallCheck(not calls, not calls, () if not calls else (FieldError("wrong_count", None, 0, len(calls)),))
     if entry.category == "live_relevance":
         return CallCheck(bool(calls), bool(calls), () if calls else (FieldError("wrong_count", None, ">=1", 0),))
-    if entry.ground_truth is None:
+    if entry.ground_truth is None or entry.category not in AST_CATEGORIES:
         raise ValueError(f"{entry.id}: category {entry.category!r} has no AST ground truth")
     expected = entry.expected()
     specs = entry.specs
