@@ -80,10 +80,16 @@ class BfclEntry:
     messages: tuple[Mapping[str, Any], ...]
     functions: tuple[Mapping[str, Any], ...]
     ground_truth: tuple[Mapping[str, Mapping[str, list[Any]]], ...] | None = None
+    specs: Mapping[str, ToolSpec] = field(default_factory=dict, compare=False, repr=False)
+    expected_calls: tuple[ExpectedCall, ...] = field(default=(), compare=False, repr=False)
 
-    @property
-    def specs(self) -> dict[str, ToolSpec]:
-        return {f["name"]: ToolSpec.from_schema(f["name"], f.get("parameters") or {}) for f in self.functions}
+    def __post_init__(self) -> None:
+        # Derived once at load: scoring thousands of outputs must not rebuild them per call.
+        if not self.specs:
+            object.__setattr__(self, "specs", {f["name"]: ToolSpec.from_schema(f["name"], f.get("parameters") or {})
+                                               for f in self.functions})
+        if not self.expected_calls and self.category in AST_CATEGORIES:
+            object.__setattr__(self, "expected_calls", tuple(self.expected()))
 
     def expected(self) -> list[ExpectedCall]:
         """The ground truth as strict expected calls (every sent parameter must be in the answer)."""
@@ -125,6 +131,9 @@ def load_category(category: str, root: Path | None = None) -> list[BfclEntry]:
     return entries
 
 
+_DECODERS: Final = {lang: decoder_for(lang) for lang in ("python", "java", "javascript")}
+
+
 def score_entry(entry: BfclEntry, calls: Sequence[ToolCall]) -> CallCheck:
     """Score a model's calls for one entry the way BFCL's AST checker does."""
     if entry.category in ("irrelevance", "live_irrelevance"):
@@ -133,9 +142,9 @@ def score_entry(entry: BfclEntry, calls: Sequence[ToolCall]) -> CallCheck:
         return CallCheck(bool(calls), bool(calls), () if calls else (FieldError("wrong_count", None, ">=1", 0),))
     if entry.ground_truth is None or entry.category not in AST_CATEGORIES:
         raise ValueError(f"{entry.id}: category {entry.category!r} has no AST ground truth")
-    expected = entry.expected()
+    expected = entry.expected_calls
     specs = entry.specs
-    decode = decoder_for(language_of(entry.category))
+    decode = _DECODERS[language_of(entry.category)]
     if "parallel" in entry.category:
         return check_parallel(expected, calls, specs, decode)
     if "multiple" in entry.category:
