@@ -277,7 +277,7 @@ def perturbations(entry: BfclEntry, seed: int = 0) -> list[Perturbation]:
             ctx.add("missing_required", index, ToolCall(call.name, {k: v for k, v in args.items() if k != dropped}),
                     dropped)
         ctx.add("extra_parameter", index, ToolCall(call.name, {**args, "zz_unexpected": 1}), "zz_unexpected")
-        optional = sorted(p for p in args if "" in answer.get(p, []))
+        optional = sorted(p for p in args if "" in answer.get(p, []) and p not in (spec.required if spec else ()))
         if optional:
             p = ctx.rng.choice(optional)
             ctx.add("optional_omitted", index, ToolCall(call.name, {k: v for k, v in args.items() if k != p}), p,
@@ -288,8 +288,10 @@ def perturbations(entry: BfclEntry, seed: int = 0) -> list[Perturbation]:
         value = args[param]
         if language == "python":
             ctx.add("wrong_type", index, ToolCall(call.name, {**args, param: _other_type(value)}), param)
-            ctx.add("value_not_allowed", index,
-                    ToolCall(call.name, {**args, param: _other_value(value, list(answer.get(param, [])))}), param)
+            allowed = list(answer.get(param, []))
+            other = _other_value(value, allowed)
+            if other not in allowed:  # a flipped bool may be allowed too
+                ctx.add("value_not_allowed", index, ToolCall(call.name, {**args, param: other}), param)
             ordered = [p for p, v in sorted(args.items())
                        if isinstance(v, list) and len({json.dumps(x) for x in v}) > 1]
             if ordered:
