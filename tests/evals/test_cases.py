@@ -5,6 +5,8 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from examples.wholesaler.cases import SELECTION_CASES, new_toolset, old_toolset
 from toolproof.evals.cases import CaseFileError, check_against_toolset, load_cases, parse_case_set
@@ -86,3 +88,34 @@ def test_jsonl_with_header_and_bad_lines(tmp_path: Path) -> None:
     broken.write_text("cases: [\n")
     with pytest.raises(CaseFileError, match="not valid YAML"):
         load_cases(broken)
+
+
+_values = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats() | st.text(max_size=20),
+    lambda inner: st.lists(inner, max_size=3)
+    | st.dictionaries(st.sampled_from(["id", "message", "messages", "expected", "tool", "arguments", "calls",
+                                       "tags", "one_of", "approx", "cases", "today", "system_prompt", "x"]),
+                      inner, max_size=4),
+    max_leaves=25,
+)
+
+
+@settings(max_examples=200, deadline=None)
+@given(_values)
+def test_any_parsed_data_gives_a_case_set_or_a_case_file_error(data: object) -> None:
+    try:
+        parse_case_set(data, "fuzz.yaml")
+    except CaseFileError as exc:
+        message = str(exc)
+    else:
+        return
+    assert message.startswith("fuzz.yaml")
+
+
+def test_deep_and_huge_and_unicode_cases_load() -> None:
+    deep: object = "x"
+    for _ in range(200):
+        deep = {"exact": [deep]} if isinstance(deep, dict) else [deep]
+    cs = parse_case_set({"cases": [{"id": "ज़ीरा-💥", "message": "जीरा " * 10_000, "expected": {
+        "tool": "t", "arguments": {"a": {"exact": deep}}}}]})
+    assert cs.cases[0].id == "ज़ीरा-💥" and len(cs.cases[0].messages[0]["content"]) == 50_000

@@ -72,3 +72,45 @@ def test_a_missing_recording_is_a_failed_run_not_a_crash(tmp_path) -> None:  # t
     cases = load_cases(SELECTION_CASES).select(ids=["thanks"])
     report = run_selection(cases, new_toolset(), ReplayModel.load(empty), label="new", runs=1)
     assert not report.results[0].ok and "nothing recorded" in (report.results[0].model_error or "")
+
+
+def test_demo_runs_old_against_new_offline() -> None:
+    from examples.wholesaler.cases import run_demo
+
+    reports = run_demo()
+    assert reports["selection_old"].cases_passed.passed == 29  # type: ignore[attr-defined]
+    assert reports["selection_new"].cases_passed.passed == 38  # type: ignore[attr-defined]
+    assert reports["recovery_old"].overall == (13, 35)  # type: ignore[attr-defined]
+    assert reports["recovery_new"].overall == (31, 35)  # type: ignore[attr-defined]
+
+
+def test_broken_recordings_are_model_errors(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    import pytest
+
+    from toolproof.evals import ModelError
+
+    for body, message in (('{"case": "a", "calls": [{"arguments": {}}]}', "not a recorded reply"),
+                          ("{oops", "not a recorded reply"), ('{"run": 0}', "not a recorded reply")):
+        path = tmp_path / "r.jsonl"
+        path.write_text(body + "\n")
+        with pytest.raises(ModelError, match=message):
+            ReplayModel.load(path)
+    with pytest.raises(ModelError, match="no recording"):
+        ReplayModel.load(tmp_path / "missing.jsonl")
+
+
+def test_anthropic_without_its_package_says_how_to_install() -> None:
+    import asyncio
+    import importlib.util
+
+    import pytest
+
+    from toolproof.evals import ModelError, load_model
+
+    model = load_model("anthropic:claude-test")
+    request = ModelRequest("c", 0, ({"role": "user", "content": "hi"},), ())
+    if importlib.util.find_spec("anthropic") is None:
+        with pytest.raises(ModelError, match="pip install anthropic"):
+            asyncio.run(model.complete(request))
+    else:  # pragma: no cover - the extra is not installed in this environment
+        assert model.name == "anthropic:claude-test"

@@ -38,3 +38,19 @@ def new_toolset() -> Toolset:
 def old_toolset() -> Toolset:
     """The nine old tools on an in-memory shop."""
     return build_old_toolset(Shop(today=lambda: TODAY))
+
+
+def run_demo() -> dict[str, object]:
+    """The demo's offline evals on the recorded outputs, old toolset against new (well under a second):
+    `{"selection_old", "selection_new", "recovery_old", "recovery_new"}` -> report objects."""
+    from toolproof.evals import ReplayModel, load_cases, run_recovery, run_selection
+
+    from .library import FAILURES
+
+    cases = load_cases(SELECTION_CASES)
+    out: dict[str, object] = {}
+    for label, toolset, error_format in (("old", old_toolset(), "opaque"), ("new", new_toolset(), "envelope")):
+        out[f"selection_{label}"] = run_selection(cases, toolset, ReplayModel.load(RECORDED[label]), label=label)
+        out[f"recovery_{label}"] = run_recovery(FAILURES, toolset, ReplayModel.load(RECORDED_RECOVERY[label]),
+                                                label=label, error_format=error_format)  # type: ignore[arg-type]
+    return out

@@ -69,6 +69,8 @@ class ToolCall:
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> ToolCall:
+        if not isinstance(data, Mapping) or not isinstance(data.get("name"), str):
+            raise ValueError("a call is an object with a string 'name'")
         args = data.get("arguments")
         if args is not None and not isinstance(args, Mapping):
             raise ValueError(f"call arguments must be an object or null, got {type(args).__name__}")
