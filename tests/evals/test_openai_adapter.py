@@ -45,6 +45,8 @@ def _call(name: str, arguments: str) -> dict[str, Any]:
 
 def make_handler(state: _Server) -> type[BaseHTTPRequestHandler]:
     class Handler(BaseHTTPRequestHandler):
+        protocol_version = "HTTP/1.1"  # keep-alive, as real endpoints do: pooled connections get reused
+
         def log_message(self, *args: Any) -> None:
             pass
 
@@ -62,7 +64,15 @@ def make_handler(state: _Server) -> type[BaseHTTPRequestHandler]:
             body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
             with state.lock:
                 state.requests.append({"path": self.path, "auth": self.headers.get("Authorization"), **body})
-            text = body["messages"][-1]["content"]
+            last = body["messages"][-1]
+            if last["role"] == "tool":  # the recovery loop's second step: react to the envelope
+                error = json.loads(last["content"])["error"]
+                if error["next_action"] == "retry":
+                    self._send(200, _completion(_call("get_today_price", '{"crop": "onion"}')))
+                else:
+                    self._send(200, _completion({"content": "Which crop did you mean?"}))
+                return
+            text = last["content"]
             if text.startswith("limited") or text == "always 429":
                 with state.lock:
                     state.limited[text] = state.limited.get(text, 0) + 1
@@ -183,3 +193,17 @@ def test_cli_selection_against_the_local_endpoint_records_for_replay(server: tup
                                       "examples.wholesaler.cases:new_toolset", "-k", "2", "--json", str(out)])
     assert replay.exit_code == 0, replay.output
     assert json.loads(out.read_text())["reports"][0]["summary"] == summary
+
+
+def test_recovery_loop_over_http_keeps_working_across_steps(server: tuple[str, _Server]) -> None:
+    from examples.wholesaler.cases import new_toolset
+    from toolproof import NeedsClarification, RateLimited
+    from toolproof.evals import run_recovery
+    from toolproof.evals.recovery import SeededFailure
+
+    url, state = server
+    failures = [SeededFailure("rl", "price of onion", RateLimited("slow down", retry_after_s=1)),
+                SeededFailure("nc", "price please", NeedsClarification("which crop?", hint="Ask which crop."))]
+    report = run_recovery(failures, new_toolset(), _model(url, []), runs=2)
+    assert [r.observed for r in report.results] == ["retry", "retry", "ask_person", "ask_person"]
+    assert report.overall == (4, 4) and len(state.requests) == 8

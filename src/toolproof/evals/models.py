@@ -223,13 +223,18 @@ class OpenAIModel:
     sleep: Callable[[float], Awaitable[None]] = asyncio.sleep
     seed: int = 0
     _client: Any = None
+    _loop: Any = None
 
     @property
     def name(self) -> str:
         return f"openai:{self.model}"
 
     def _get_client(self) -> Any:
-        if self._client is None:
+        # One client per event loop: pooled keep-alive connections belong to the loop that opened them,
+        # and each batch of an eval (e.g. each recovery step) runs in its own loop.
+        loop = asyncio.get_running_loop()
+        if self._client is None or self._loop is not loop:
+            self._loop = loop
             try:
                 import openai
             except ImportError:  # pragma: no cover - the extra is installed in dev
@@ -276,6 +281,7 @@ class AnthropicModel:
     api_key: str | None = None
     max_tokens: int = 1024
     _client: Any = None
+    _loop: Any = None
 
     @property
     def name(self) -> str:
@@ -286,7 +292,9 @@ class AnthropicModel:
             anthropic = importlib.import_module("anthropic")
         except ImportError:
             raise ModelError("anthropic:MODEL needs the anthropic package: pip install anthropic") from None
-        if self._client is None:
+        loop = asyncio.get_running_loop()
+        if self._client is None or self._loop is not loop:  # one client per event loop, as for OpenAI
+            self._loop = loop
             self._client = anthropic.AsyncAnthropic(api_key=self.api_key or os.environ.get("ANTHROPIC_API_KEY"))
         system = "\n".join(str(m["content"]) for m in request.messages if m.get("role") == "system")
         messages = [{"role": m["role"], "content": m["content"]} for m in request.messages
