@@ -89,11 +89,14 @@ def test_unscored_categories_are_named() -> None:
 
 
 def test_tools_for_a_real_endpoint_use_json_schema_types() -> None:
-    entry = bfcl.load_category("simple_java")[0]
+    entry = bfcl.load_category("simple_python")[0]
     tool = bfcl.openai_tools_for(entry)[0]["function"]
     assert tool["parameters"]["type"] == "object"
-    assert {p["type"] for p in tool["parameters"]["properties"].values()} <= {"string", "integer", "number",
-                                                                               "boolean", "array", "object"}
+    assert [p["type"] for p in tool["parameters"]["properties"].values()] == ["integer", "integer", "string"]
+    java = bfcl.openai_tools_for(bfcl.load_category("simple_java")[1])[0]["function"]["parameters"]
+    assert {p["type"] for p in java["properties"].values()} == {"string"}
+    assert "Java boolean type parameter in string representation" in java["properties"]["useShortName"][
+        "description"]
 
 
 def test_perturbations_fail_as_intended_except_the_documented_leniencies(rows: list) -> None:  # type: ignore[type-arg]

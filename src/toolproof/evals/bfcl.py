@@ -394,10 +394,31 @@ def _to_json_schema(node: Any) -> Any:
     return node
 
 
+def _as_literals(parameters: Mapping[str, Any], language: str) -> dict[str, Any]:
+    """Java/JS categories: every argument is sent as a source literal in a string (as BFCL prompts it)."""
+    label = "Java" if language == "java" else "JavaScript"
+    props = {}
+    for name, prop in (parameters.get("properties") or {}).items():
+        kind = prop.get("type", "any")
+        note = (f" This parameter can be of any type of {label} object in string representation." if kind == "any"
+                else f" This is {label} {kind} type parameter in string representation.")
+        if isinstance(prop.get("items"), Mapping):
+            element = prop["items"].get("type")
+            note += f" The list elements are of type {element}; they are not in string representation."
+        props[name] = {"type": "string", "description": str(prop.get("description", "")) + note}
+    return {"type": "object", "properties": props, "required": list(parameters.get("required") or [])}
+
+
 def openai_tools_for(entry: BfclEntry) -> list[dict[str, Any]]:
-    return [{"type": "function", "function": {"name": f["name"], "description": f.get("description", ""),
-                                              "parameters": _to_json_schema(f.get("parameters") or {})}}
-            for f in entry.functions]
+    """The entry's functions as OpenAI tools: JSON Schema types; Java/JS arguments as literal strings."""
+    language = language_of(entry.category)
+    out = []
+    for f in entry.functions:
+        params = f.get("parameters") or {}
+        schema = _to_json_schema(params) if language == "python" else _as_literals(params, language)
+        out.append({"type": "function", "function": {"name": f["name"], "description": f.get("description", ""),
+                                                     "parameters": schema}})
+    return out
 
 
 def bfcl_requests(entries: Sequence[BfclEntry]) -> list[Any]:
