@@ -1,0 +1,91 @@
+"""Scoring 10,000 recorded calls: toolproof's argument scorer against BFCL's own `ast_checker` on the same
+calls (BFCL v4 ground truths and their systematic perturbations, every AST category), in the same run.
+
+Also: the wholesaler demo's offline evals (selection old vs new, recovery new), end to end from the files.
+
+    PYTHONPATH=src:. python benchmarks/bench_scoring.py [--quick]
+"""
+
+from __future__ import annotations
+
+import itertools
+import sys
+import time
+from typing import Any
+
+from toolproof.evals import bfcl
+from toolproof.evals.reference import load_reference_checker
+
+
+def _calls(n: int) -> list[tuple[bfcl.BfclEntry, list[bfcl.ToolCall]]]:
+    pools = []
+    for category in bfcl.AST_CATEGORIES:
+        pool = []
+        for entry in bfcl.load_category(category):
+            pool.append((entry, bfcl.canonical_calls(entry)))
+            pool.extend((entry, list(p.calls)) for p in bfcl.perturbations(entry))
+        pools.append(pool)
+    mixed = [item for group in itertools.zip_longest(*pools) for item in group if item is not None]
+    return mixed[:n]
+
+
+def _time(fn: Any, repeat: int) -> float:
+    best = float("inf")
+    for _ in range(repeat):
+        start = time.perf_counter()
+        fn()
+        best = min(best, time.perf_counter() - start)
+    return best
+
+
+def run(quick: bool) -> list[dict[str, Any]]:
+    n = 2_000 if quick else 10_000
+    repeat = 1 if quick else 3
+    calls = _calls(n)
+    reference = load_reference_checker()
+    ours = _time(lambda: [bfcl.score_entry(e, c).ok for e, c in calls], repeat)
+    theirs = _time(lambda: [reference(e, c) for e, c in calls], repeat)
+    agree = sum(bfcl.score_entry(e, c).ok == reference(e, c) for e, c in calls)
+    rows = [
+        {"benchmark": "scoring", "case": f"{len(calls):,} BFCL calls, toolproof vs bfcl ast_checker",
+         "value": round(ours, 4), "unit": "s", "baseline": round(theirs, 4), "ratio": round(theirs / ours, 2)},
+        {"benchmark": "scoring", "case": "calls per second (toolproof)", "value": round(len(calls) / ours),
+         "unit": "calls/s", "baseline": round(len(calls) / theirs), "ratio": round(theirs / ours, 2)},
+        {"benchmark": "scoring", "case": "verdicts equal to bfcl's", "value": agree, "unit": "calls",
+         "baseline": len(calls), "ratio": round(agree / len(calls), 4)},
+    ]
+    rows.append(_demo_row(repeat))
+    return rows
+
+
+def _demo_row(repeat: int) -> dict[str, Any]:
+    from examples.wholesaler.cases import RECORDED, RECORDED_RECOVERY, SELECTION_CASES, new_toolset, old_toolset
+    from examples.wholesaler.cases.library import FAILURES
+    from toolproof.evals import ReplayModel, load_cases, run_recovery, run_selection
+
+    def demo() -> None:
+        cases = load_cases(SELECTION_CASES)
+        run_selection(cases, old_toolset(), ReplayModel.load(RECORDED["old"]), label="old")
+        run_selection(cases, new_toolset(), ReplayModel.load(RECORDED["new"]), label="new")
+        run_recovery(FAILURES, new_toolset(), ReplayModel.load(RECORDED_RECOVERY["new"]))
+
+    def load_only() -> None:
+        load_cases(SELECTION_CASES)
+        old_toolset()
+        new_toolset()
+
+    full, base = _time(demo, repeat), _time(load_only, repeat)
+    return {"benchmark": "scoring", "case": "demo: selection old+new (240 runs) + recovery (35), vs loading only",
+            "value": round(full, 4), "unit": "s", "baseline": round(base, 4), "ratio": round(full / base, 2)}
+
+
+if __name__ == "__main__":
+    from rich.console import Console
+    from rich.table import Table
+
+    table = Table(title="bench_scoring")
+    for col in ("case", "value", "unit", "baseline", "ratio"):
+        table.add_column(col)
+    for row in run("--quick" in sys.argv):
+        table.add_row(row["case"], str(row["value"]), row["unit"], str(row["baseline"]), str(row["ratio"]))
+    Console().print(table)

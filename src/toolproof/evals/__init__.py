@@ -1,0 +1,82 @@
+"""Evals: tool choice and arguments (selection), the production validator (schema), error recovery per
+class (recovery), BFCL v4 through the same scorer (bfcl), reports and CI comparison (report)."""
+
+from .bfcl import AST_CATEGORIES, BfclEntry, BfclResult, load_category, score_entry, score_outputs
+from .cases import Case, CaseFileError, CaseSet, Expectation, load_cases, parse_case_set
+from .models import (
+    AnthropicModel,
+    Model,
+    ModelError,
+    ModelReply,
+    ModelRequest,
+    OpenAIModel,
+    RecordingModel,
+    ReplayModel,
+    ScriptedModel,
+    load_model,
+)
+from .recovery import RecoveryReport, SeededFailure, classify_step, run_recovery
+from .report import compare, render_html, write_json
+from .schema import SchemaReport, check_calls
+from .scoring import (
+    Absent,
+    AnyValue,
+    Approx,
+    CallCheck,
+    ExpectedCall,
+    FieldError,
+    Options,
+    ToolCall,
+    ToolSpec,
+    check_call,
+    check_parallel,
+)
+from .selection import SelectionReport, run_selection, tool_specs
+
+__all__ = [
+    "AST_CATEGORIES",
+    "Absent",
+    "AnthropicModel",
+    "AnyValue",
+    "Approx",
+    "BfclEntry",
+    "BfclResult",
+    "CallCheck",
+    "Case",
+    "CaseFileError",
+    "CaseSet",
+    "Expectation",
+    "ExpectedCall",
+    "FieldError",
+    "Model",
+    "ModelError",
+    "ModelReply",
+    "ModelRequest",
+    "OpenAIModel",
+    "Options",
+    "RecordingModel",
+    "RecoveryReport",
+    "ReplayModel",
+    "SchemaReport",
+    "ScriptedModel",
+    "SeededFailure",
+    "SelectionReport",
+    "ToolCall",
+    "ToolSpec",
+    "check_call",
+    "check_calls",
+    "check_parallel",
+    "classify_step",
+    "compare",
+    "load_cases",
+    "load_category",
+    "load_model",
+    "parse_case_set",
+    "render_html",
+    "run_recovery",
+    "run_selection",
+    "score_entry",
+    "score_outputs",
+    "tool_specs",
+    "write_json",
+]
