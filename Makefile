@@ -9,6 +9,9 @@ STAMP := $(VENV)/.installed
 $(STAMP): pyproject.toml scripts/bootstrap_venv.py
 	$(PYTHON) scripts/bootstrap_venv.py $(VENV)
 	$(BIN)/python -m pip install --quiet --disable-pip-version-check -e '.[dev]'
+	# BFCL's own checker is a test-only reference; its declared dependencies pull every provider SDK and torch,
+	# and the checker needs none of them (see toolproof.evals.reference), hence --no-deps.
+	$(BIN)/python -m pip install --quiet --disable-pip-version-check --no-deps bfcl-eval==2026.3.23
 	touch $(STAMP)
 
 demo: $(STAMP)
