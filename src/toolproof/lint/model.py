@@ -1,0 +1,55 @@
+"""`ToolDef`: one tool definition read from any format, with the pointers back into what was read.
+
+Rules see only this, so one engine serves Python toolsets, JSON files and live MCP servers alike.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+ToolFormat = Literal["mcp", "openai", "anthropic", "bfcl"]
+
+
+@dataclass(frozen=True, slots=True)
+class ToolDef:
+    """A tool definition as the model would see it, plus facts only the code knows (effect, idempotency).
+
+    `schema_pointer` is where the input schema lives in the original (`/inputSchema`, `/function/parameters`,
+    `/input_schema`, `/parameters`); `base_pointer` prefixes every pointer (empty for one tool per record).
+    `effect` and `idempotent` are None when the format cannot say (only Python tools and annotations can).
+    """
+
+    name: Any
+    description: Any
+    input_schema: Any
+    format: ToolFormat = "mcp"
+    output_schema: Any = None
+    annotations: Any = None
+    has_annotations_field: bool = False
+    examples: Any = None
+    effect: Literal["read", "write"] | None = None
+    idempotent: bool | None = None
+    source: str = ""
+    toolset: str = ""
+    schema_pointer: str = "/inputSchema"
+    name_pointer: str = "/name"
+    description_pointer: str = "/description"
+    raw: Any = field(default=None, compare=False, repr=False)
+
+    @property
+    def label(self) -> str:
+        return self.name if isinstance(self.name, str) else repr(self.name)
+
+    @property
+    def description_text(self) -> str:
+        return self.description if isinstance(self.description, str) else ""
+
+    @property
+    def schema(self) -> dict[str, Any]:
+        return self.input_schema if isinstance(self.input_schema, dict) else {}
+
+    @property
+    def properties(self) -> dict[str, Any]:
+        props = self.schema.get("properties")
+        return props if isinstance(props, dict) else {}
