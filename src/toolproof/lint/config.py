@@ -19,9 +19,8 @@ DEFAULT_THRESHOLDS: Final[Mapping[str, float]] = {
     "max-params": 10,  # top-level parameters of one tool
     "min-description-words": 5,
     "max-name-length": 64,  # what OpenAI and Anthropic accept
-    "lookalike-name": 0.75,  # Jaccard of canonical name words
-    "lookalike-description": 0.75,  # TF-IDF cosine of canonical description words
-    "lookalike-both": 0.5,  # both similarities at or above this
+    "lookalike-name": 0.85,  # same action, Jaccard of the other canonical name words
+    "lookalike-description": 0.9,  # same action, TF-IDF cosine of canonical description words
 }
 
 

@@ -54,6 +54,8 @@ def _one(item: Any, fmt: FormatIn, source: str, toolset: str) -> ToolDef:
         else:
             kind = "mcp"
     common: dict[str, Any] = {"source": source, "toolset": toolset, "raw": item}
+    if "inputSchema" not in item and isinstance(item.get("arguments"), list):
+        return _docker(item, common)
     if kind == "openai" and isinstance(item.get("function"), dict):
         fn = item["function"]
         return ToolDef(name=fn.get("name"), description=fn.get("description"), input_schema=fn.get("parameters"),
@@ -71,6 +73,23 @@ def _one(item: Any, fmt: FormatIn, source: str, toolset: str) -> ToolDef:
     return ToolDef(name=item.get("name"), description=item.get("description"), input_schema=item.get("inputSchema"),
                    format="mcp", output_schema=item.get("outputSchema"), annotations=item.get("annotations"),
                    has_annotations_field="annotations" in item, examples=item.get("examples"), **common)
+
+
+def _docker(item: dict[str, Any], common: dict[str, Any]) -> ToolDef:
+    """The Docker MCP registry's summary form: `arguments: [{name, type, desc}]`, no JSON Schema, no
+    annotations. The schema is synthesized so parameter rules can run; structural rules skip it."""
+    props: dict[str, Any] = {}
+    for arg in item["arguments"]:
+        if isinstance(arg, dict) and isinstance(arg.get("name"), str):
+            prop: dict[str, Any] = {}
+            if "type" in arg:
+                prop["type"] = arg["type"]
+            if isinstance(arg.get("desc"), str) and arg["desc"]:
+                prop["description"] = arg["desc"]
+            props[arg["name"]] = prop
+    schema = {"type": "object", "properties": props}
+    return ToolDef(name=item.get("name"), description=item.get("description"), input_schema=schema,
+                   format="docker", schema_pointer="/arguments", schema_synthesized=True, **common)
 
 
 def _records(data: Any, fmt: FormatIn, source: str) -> Iterator[ToolDef]:

@@ -8,7 +8,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-ToolFormat = Literal["mcp", "openai", "anthropic", "bfcl"]
+ToolFormat = Literal["mcp", "openai", "anthropic", "bfcl", "docker"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -35,6 +35,7 @@ class ToolDef:
     schema_pointer: str = "/inputSchema"
     name_pointer: str = "/name"
     description_pointer: str = "/description"
+    schema_synthesized: bool = False  # built from a format with no JSON Schema (Docker registry `arguments`)
     raw: Any = field(default=None, compare=False, repr=False)
 
     @property

@@ -33,6 +33,7 @@ def stem(word: str) -> str:
 
 # Verbs a tool name may start with (after an optional namespace word such as the server's name).
 VERBS: Final = frozenset(_lexicon("""
+replace extend reply renew reindex recalculate reconcile convert lint summarise translate
 accept access acknowledge activate add adjust aggregate allocate analyse analyze annotate append apply
 approve archive arrange ask assign attach audit authenticate authorize autocomplete back backup batch block
 book bookmark browse build bulk calculate call cancel capture change charge chat check checkout choose

@@ -182,6 +182,8 @@ def check_required_invalid(tool: ToolDef, config: LintConfig) -> Iterator[Hit]:
 
 
 def check_required_missing(tool: ToolDef, config: LintConfig) -> Iterator[Hit]:
+    if tool.schema_synthesized:
+        return
     schema = tool.schema
     props = tool.properties
     if not props or "required" in schema:
@@ -195,6 +197,8 @@ def check_required_missing(tool: ToolDef, config: LintConfig) -> Iterator[Hit]:
 
 
 def check_open_object(tool: ToolDef, config: LintConfig) -> Iterator[Hit]:
+    if tool.schema_synthesized:
+        return
     for node in walk(tool.input_schema, tool.schema_pointer):
         if not is_object(node.schema):
             continue
@@ -267,6 +271,8 @@ def _has_examples(value: Any, depth: int = 0) -> bool:
 
 
 def check_no_examples(tool: ToolDef, config: LintConfig) -> Iterator[Hit]:
+    if tool.schema_synthesized:
+        return
     if not tool.properties or tool.examples or _has_examples(tool.input_schema):
         return
     if re.search(r"\b(example|e\.g\.|for instance|such as)\b", tool.description_text, re.IGNORECASE):
@@ -276,6 +282,8 @@ def check_no_examples(tool: ToolDef, config: LintConfig) -> Iterator[Hit]:
 
 
 def check_schema_not_object(tool: ToolDef, config: LintConfig) -> Iterator[Hit]:
+    if tool.schema_synthesized:
+        return
     schema = tool.input_schema
     if schema is None:
         yield Hit(tool, tool.schema_pointer, "the tool has no input schema; MCP requires one",

@@ -12,7 +12,7 @@ from typing import Final
 
 from ..config import LintConfig
 from ..model import ToolDef
-from ..text import STOPWORDS, canonical, name_words, text_words
+from ..text import STOPWORDS, VERBS, canonical, name_words, text_words
 from .base import Hit, Rule
 
 _VERSION_TAIL: Final = re.compile(r"(?:[_\-.]?v\d+(?:[._]\d+)*|[_\-](?:new|old|legacy|deprecated|latest|next)|"
@@ -27,7 +27,9 @@ def base_name(name: str) -> str:
 @dataclass(frozen=True, slots=True)
 class _Profile:
     name: str
-    name_set: frozenset[str]
+    order: tuple[str, ...]  # the canonical name words in order (celsius_to_fahrenheit is not the reverse)
+    verb: str | None  # the canonical action word of the name, if it has one
+    name_set: frozenset[str]  # the other canonical name words (the object, any namespace)
     desc: dict[str, float]  # L2-normalised TF-IDF weights
     text: str
 
@@ -45,9 +47,13 @@ def _profiles(tools: Sequence[ToolDef]) -> list[_Profile]:
         weights = {w: c * (math.log((1 + n) / (1 + df[w])) + 1.0) for w, c in tf.items()}
         norm = math.sqrt(sum(v * v for v in weights.values())) or 1.0
         name = tool.label
+        words = name_words(base_name(name))
+        verb_at = next((i for i, w in enumerate(words[:2]) if w in VERBS), None)
         out.append(_Profile(
             name=name,
-            name_set=frozenset(canonical(w) for w in name_words(base_name(name.rsplit(".", 1)[-1]))),
+            order=tuple(canonical(w) for w in words),
+            verb=canonical(words[verb_at]) if verb_at is not None else None,
+            name_set=frozenset(canonical(w) for i, w in enumerate(words) if i != verb_at),
             desc={w: v / norm for w, v in weights.items()},
             text=tool.description_text,
         ))
@@ -55,9 +61,15 @@ def _profiles(tools: Sequence[ToolDef]) -> list[_Profile]:
 
 
 def similarity(a: _Profile, b: _Profile) -> tuple[float, float]:
-    """(name Jaccard, description cosine)."""
+    """(name similarity, description cosine). Names with different actions (get vs delete) score 0: CRUD
+    siblings are not look-alikes; a name without an action matches one with an action only on the same object
+    words. Otherwise the Jaccard of the remaining canonical words."""
+    if a.verb != b.verb and ((a.verb and b.verb) or a.name_set != b.name_set):
+        return 0.0, 0.0
     union = len(a.name_set | b.name_set)
-    name_sim = len(a.name_set & b.name_set) / union if union else 0.0
+    name_sim = len(a.name_set & b.name_set) / union if union else 1.0
+    if name_sim == 1.0 and len(a.order) == len(b.order) and a.order != b.order and set(a.order) == set(b.order):
+        name_sim = 0.5  # same words, other order: a converse (fahrenheit_to_celsius), not a twin
     small, big = (a.desc, b.desc) if len(a.desc) <= len(b.desc) else (b.desc, a.desc)
     desc_sim = sum(v * big.get(w, 0.0) for w, v in small.items())
     return name_sim, desc_sim
@@ -75,6 +87,7 @@ def _candidates(profiles: list[_Profile]) -> Iterator[tuple[int, int]]:
     cap = max(20, int(math.sqrt(n)))
     index: dict[str, list[int]] = defaultdict(list)
     for i, p in enumerate(profiles):
+        index["v:" + (p.verb or "") + ":" + "_".join(sorted(p.name_set))].append(i)
         for w in p.name_set:
             index["n:" + w].append(i)
         for w in sorted(p.desc, key=p.desc.__getitem__, reverse=True)[:8]:
@@ -98,15 +111,14 @@ def _mentions(text: str, name: str) -> bool:
 def check_lookalike(tools: Sequence[ToolDef], config: LintConfig) -> Iterator[Hit]:
     if len(tools) < 2:
         return
-    t_name, t_desc, t_both = (config.threshold("lookalike-name"), config.threshold("lookalike-description"),
-                              config.threshold("lookalike-both"))
+    t_name, t_desc = config.threshold("lookalike-name"), config.threshold("lookalike-description")
     profiles = _profiles(tools)
     for i, j in _candidates(profiles):
         a, b = profiles[i], profiles[j]
-        if a.name == b.name or not a.name_set or not b.name_set:
+        if a.name == b.name:
             continue  # same name: the duplicate rule says it
         name_sim, desc_sim = similarity(a, b)
-        if not (name_sim >= t_name or desc_sim >= t_desc or (name_sim >= t_both and desc_sim >= t_both)):
+        if not (name_sim >= t_name or desc_sim >= t_desc):
             continue
         if _mentions(a.text, b.name) or _mentions(b.text, a.name):
             continue  # the descriptions already tell them apart
