@@ -61,7 +61,7 @@ def build_old_toolset(shop: Shop) -> toolproof.Toolset:
          get_data, "read"),
         ("rates", "Get rates for items.", {"type": "object", "properties": {"item": loose_text}}, rates, "read"),
         ("price_lookup", "Look up the price of an item.", {"type": "object", "properties": {"item": loose_text,
-         "grade": {"type": "string", "description": "Grade: 'A' or 'B'.", "default": "A"}}}, price_lookup,
+         "grade": {"type": "string", "description": "Quality grade, one of 'A' or 'B'.", "default": "A"}}}, price_lookup,
          "read"),
         ("inventory", "Inventory info.", {"type": "object", "properties": {"item": loose_text}}, inventory, "read"),
         ("order", "Order items.", order_schema, order, "write"),

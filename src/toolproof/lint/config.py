@@ -19,8 +19,8 @@ DEFAULT_THRESHOLDS: Final[Mapping[str, float]] = {
     "max-params": 10,  # top-level parameters of one tool
     "min-description-words": 5,
     "max-name-length": 64,  # what OpenAI and Anthropic accept
-    "lookalike-name": 0.85,  # same action, Jaccard of the other canonical name words
-    "lookalike-description": 0.9,  # same action, TF-IDF cosine of canonical description words
+    "lookalike-name": 0.85,  # same action (or none), Jaccard of the other canonical name words
+    "lookalike-description": 0.3,  # ...and descriptions at least this similar (TF-IDF cosine), or one too short
 }
 
 

@@ -107,7 +107,13 @@ def _records(data: Any, fmt: FormatIn, source: str) -> Iterator[ToolDef]:
             for entry in data["tools"]:
                 yield _one(entry, fmt, source, group)
         elif isinstance(data.get("tool"), dict):  # corpus record: {server, tool}
-            yield _one(data["tool"], fmt, source, str(data.get("server") or source))
+            group = str(data.get("server") or source)
+            if data.get("removed_at_head"):  # a historical snapshot: its own toolset, never served with others
+                group = f"{group}@{data.get('commit', '')}:{data.get('path', '')}"
+            tool = data["tool"]
+            if fmt == "auto" and "inputSchema" not in tool and str(data.get("source", "")).startswith("docker/"):
+                tool = {**tool, "arguments": tool.get("arguments", [])}  # registry summary without parameters
+            yield _one(tool, fmt, source, group)
         elif isinstance(data.get("function"), list):  # BFCL question: its functions are one toolset
             group = str(data.get("id") or source)
             for entry in data["function"]:

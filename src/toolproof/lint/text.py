@@ -7,6 +7,12 @@ from typing import Final
 
 _CAMEL = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|\d+")
 _WORD = re.compile(r"[a-z][a-z0-9]*")
+_CJK = re.compile(r"[\u3040-\u30ff\u3400-\u9fff\uac00-\ud7af]")
+
+
+def cjk_chars(text: str) -> int:
+    """Chinese, Japanese and Korean characters: their words are not space separated."""
+    return len(_CJK.findall(text))
 
 
 def _lexicon(text: str) -> list[str]:
@@ -33,6 +39,7 @@ def stem(word: str) -> str:
 
 # Verbs a tool name may start with (after an optional namespace word such as the server's name).
 VERBS: Final = frozenset(_lexicon("""
+protect secure unprotect
 replace extend reply renew reindex recalculate reconcile convert lint summarise translate
 accept access acknowledge activate add adjust aggregate allocate analyse analyze annotate append apply
 approve archive arrange ask assign attach audit authenticate authorize autocomplete back backup batch block
@@ -68,6 +75,7 @@ get_status check_status make_request send_request api_call tool_call
 
 # Verbs that change the world when a tool's name starts with them (used when no annotation says).
 WRITE_VERBS: Final = frozenset(_lexicon("""
+protect secure unprotect
 add append apply approve archive assign attach book cancel charge close commit create delete deploy disable
 dismiss drop edit enable enqueue erase fork grant insert install invite lock merge modify move order pay
 patch pin place post publish purchase push put refund register reject release remove rename reopen reserve
@@ -101,6 +109,7 @@ def canonical(word: str) -> str:
 
 # Units a numeric quantity can name (in its name or description). Lower case, compared as whole words.
 UNITS: Final = frozenset(_lexicon("""
+centimeter centimeters centimetre centimetres millimeter millimeters millimetre millimetres
 kg kgs kilogram kilograms g gram grams mg lb lbs pound pounds oz ounce ounces tonne tonnes ton tons quintal
 quintals km kilometer kilometers kilometre kilometres m meter meters metre metres cm mm mi mile miles ft feet
 foot inch inches yard yards nm nautical l liter liters litre litres ml gallon gallons ms millisecond
@@ -119,7 +128,7 @@ UNIT_SYMBOLS: Final = ("%", "$", "€", "£", "₹", "°", "¥")
 # Name words that make a number a physical or money quantity (it needs a unit).
 QUANTITY_WORDS: Final = frozenset(_lexicon("""
 quantity qty amount weight mass duration timeout delay interval wait ttl age distance radius length height
-width depth size volume area price cost budget salary income revenue fee speed velocity temperature temp
+width depth  volume area price cost budget salary income revenue fee speed velocity temperature temp
 altitude elevation latitude_span dose dosage capacity balance deposit payment principal loan frequency
 """))
 

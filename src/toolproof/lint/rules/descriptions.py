@@ -9,7 +9,7 @@ from typing import Final
 
 from ..config import LintConfig
 from ..model import ToolDef
-from ..text import STOPWORDS, canonical, name_words, text_words
+from ..text import STOPWORDS, canonical, cjk_chars, name_words, text_words
 from .base import Hit, Rule
 
 _FILLER: Final = frozenset({"get", "gets", "return", "returns", "tool", "function", "this", "item", "items",
@@ -30,7 +30,9 @@ _RETURNS: Final = re.compile(
     r"\b(return|returns|returned|returning|respond|responds|response|result|results|output|outputs|gives|yields|"
     r"provides|produces|lists?|list of|shows?|reports?|displays?|prints?|retrieves?|fetch(es)?|gets?|reads?|"
     r"contents?|with (the|its)|including|containing|tells?|answers?|checks?|searche?s? for|finds?|"
-    r"download(s)?|summary)\b",
+    r"download(s)?|summary|calculates?|computes?|generates?|converts?|providing|estimates?|predicts?|"
+    r"determines?|translates?|summari[sz]es?|describes?|analy[sz]es?|counts?|creates?|recommends?|"
+    r"looks? up|locates?|identif(y|ies)|detects?)\b",
     re.IGNORECASE,
 )
 
@@ -46,17 +48,17 @@ def check_missing(tool: ToolDef, config: LintConfig) -> Iterator[Hit]:
 
 
 def check_short(tool: ToolDef, config: LintConfig) -> Iterator[Hit]:
-    words = _words(tool)
+    n = len(_words(tool)) + cjk_chars(tool.description_text) // 2  # about two characters per CJK word
     limit = int(config.threshold("min-description-words"))
-    if words and len(words) < limit:
-        yield Hit(tool, tool.description_pointer, f"the description has {len(words)} word(s) "
+    if n and n < limit:
+        yield Hit(tool, tool.description_pointer, f"the description has {n} word(s) "
                   f"({tool.description_text.strip()!r}); too short to tell this tool from its neighbours",
                   "Say what it does, when to use it, when not to, and what it returns.")
 
 
 def check_restates_name(tool: ToolDef, config: LintConfig) -> Iterator[Hit]:
-    if not isinstance(tool.name, str):
-        return
+    if not isinstance(tool.name, str) or cjk_chars(tool.description_text):
+        return  # a CJK description cannot be compared word by word with an ASCII name
     words = [w for w in _words(tool) if w not in STOPWORDS]
     if not words:
         return

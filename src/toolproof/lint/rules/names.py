@@ -14,8 +14,10 @@ from .base import Hit, Rule
 _SNAKE: Final = re.compile(r"^[a-z][a-z0-9]*(_[a-z0-9]+)*$")
 _MCP_NAME: Final = re.compile(r"^[A-Za-z0-9_.-]{1,128}$")
 _PORTABLE: Final = re.compile(r"^[A-Za-z0-9_-]+$")
-_VERSION: Final = re.compile(r"(?:[_\-.]?v\d+(?:[._]\d+)*|[_\-](?:new|old|legacy|deprecated|latest|next|tmp|temp|"
-                             r"copy|backup|final)|[_\-]?\d+)$", re.IGNORECASE)
+# A version or age at the end: _v2, -v1.1, V2 (camelCase), _old, _legacy, _2. Not `_latest`/`_new` (usually
+# meaning: the latest reading) and not digits glued to a word (brc20, base64).
+_VERSION: Final = re.compile(r"(?:[_\-.][vV]\d+(?:[._]\d+)*|(?<=[a-z])V\d+|[_\-](?:old|legacy|deprecated|tmp|temp|"
+                             r"copy|backup)|[_\-]\d+)$")
 _VERSION_OK: Final = re.compile(r"(?:ipv[46]|oauth2|s3|ec2|base64|sha\d+|md5|utf8|h264|mp[34]|web3|l2|i18n|k8s|"
                                 r"2fa|3d|4k|p2p|b2b|e2e|gpt\d*|llama\d*|top\d+|x\d+)$", re.IGNORECASE)
 
@@ -63,7 +65,7 @@ def check_generic(tool: ToolDef, config: LintConfig) -> Iterator[Hit]:
     name = _name(tool)
     if not name:
         return
-    words = name_words(name.rsplit(".", 1)[-1])
+    words = name_words(name)
     if words and "_".join(words) in GENERIC_NAMES:
         yield Hit(tool, tool.name_pointer, f"name {name!r} is generic: it could mean almost anything",
                   "Name the one job as verb_noun, e.g. 'get_today_price' instead of 'search'.")

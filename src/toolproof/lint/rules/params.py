@@ -55,7 +55,7 @@ def check_quantity_unit(tool: ToolDef, config: LintConfig) -> Iterator[Hit]:
             continue
         desc = _desc(node)
         dwords = text_words(desc)
-        if _has_unit(words + dwords, desc):
+        if _has_unit(words + dwords, desc) or _COUNTED.search(desc):
             continue
         if "temperature" in words and re.search(r"sampl|random|creativ|model", desc, re.IGNORECASE):
             continue
@@ -65,13 +65,15 @@ def check_quantity_unit(tool: ToolDef, config: LintConfig) -> Iterator[Hit]:
                   "the description.")
 
 
+_COUNTED: Final = re.compile(r"\b(the number of|number of|how many|count of|maximum number|max number)\b",
+                            re.IGNORECASE)
+# Words that announce a closed set. Quoted values after "e.g."/"such as" are examples, not a set.
 _PROSE_SET: Final = re.compile(
     r"\b(one of|possible values|allowed values|valid values|supported values|accepted values|options are|"
-    r"options:|must be one|can be one|values are|values:|choose from|choices)\b"
-    r"|(['\"`])[\w\-. ]{1,24}\2\s*(?:,|\bor\b|\||/)\s*(['\"`])[\w\-. ]{1,24}\3"
-    r"|\(\s*[\w\-]{1,16}\s*\|\s*[\w\-]{1,16}(\s*\|\s*[\w\-]{1,16})*\s*\)",
+    r"options:|must be one|can be one|values are|choose from|either '|either \")",
     re.IGNORECASE,
 )
+_EXAMPLES: Final = re.compile(r"\b(e\.g\.|eg\.|such as|for example|for instance|like|etc)\b", re.IGNORECASE)
 
 
 def check_enum_in_prose(tool: ToolDef, config: LintConfig) -> Iterator[Hit]:
@@ -82,7 +84,7 @@ def check_enum_in_prose(tool: ToolDef, config: LintConfig) -> Iterator[Hit]:
         if types_of(s) - {"string", "String"} or not types_of(s):
             continue
         desc = _desc(node)
-        if _PROSE_SET.search(desc):
+        if _PROSE_SET.search(desc) and not _EXAMPLES.search(desc):
             yield Hit(tool, node.pointer, f"parameter {node.name!r} lists its allowed values in prose "
                       f"({desc.strip()[:80]!r}) instead of an enum", "Move the values into an `enum`.")
 
@@ -92,6 +94,7 @@ _DATE_WORDS: Final = frozenset({"date", "datetime", "timestamp", "time", "dob", 
 _NOT_DATE: Final = frozenset({"zone", "timezone", "tz", "format", "unit", "units", "range", "period", "frame",
                               "window", "type", "series", "out", "timeout", "times", "of", "slot", "slots", "span",
                               "spent", "limit", "field", "column", "key", "granularity", "mode", "interval"})
+_PROSE_FORMAT: Final = re.compile(r"yyyy|iso[ -]?8601|rfc ?3339|hh:mm|\bformat\b", re.IGNORECASE)
 _DATE_DESC: Final = re.compile(r"\b(date|datetime|timestamp|iso[ -]?8601|yyyy|rfc ?3339)\b", re.IGNORECASE)
 
 
@@ -107,8 +110,11 @@ def check_date_format(tool: ToolDef, config: LintConfig) -> Iterator[Hit]:
             continue
         bounds = words & {"start", "end", "from", "to", "begin", "after", "before"}
         if words & _DATE_WORDS or (bounds and _DATE_DESC.search(_desc(node))):
-            yield Hit(tool, node.pointer, f"date/time parameter {node.name!r} has no `format` or `pattern`; "
-                      "the model will invent one ('Thursday', '10/23')",
+            if _PROSE_FORMAT.search(_desc(node)):
+                why = "its format is stated only in prose, so nothing checks it"
+            else:
+                why = "the model will invent one ('Thursday', '10/23')"
+            yield Hit(tool, node.pointer, f"date/time parameter {node.name!r} has no `format` or `pattern`; {why}",
                       "Add \"format\": \"date\" (YYYY-MM-DD) or \"date-time\" (RFC 3339).")
 
 
@@ -132,19 +138,31 @@ _CONTEXT_IDS: Final = frozenset({
     "credentials", "cookie", "access_key", "secret_access_key", "personal_access_token", "oauth_token", "auth",
 })
 _PRINCIPAL_IDS: Final = frozenset({"user_id", "userid", "buyer_id", "customer_id", "account_id", "owner_id",
-                                   "member_id", "principal", "principal_id", "caller_id", "tenant_id"})
+                                   "member_id", "principal_id", "caller_id", "tenant_id"})
 
 
 def _joined(name: str) -> str:
     return "_".join(name_words(name))
 
 
+_STORES_CREDENTIALS: Final = frozenset({"add", "register", "set", "configure", "save", "store", "connect", "login",
+                                        "authenticate", "create", "update", "rotate", "revoke", "validate", "verify"})
+
+
 def check_context_id(tool: ToolDef, config: LintConfig) -> Iterator[Hit]:
+    tool_words = set(name_words(tool.label))
     for node in _params(tool):
-        if node.depth == 1 and node.name is not None and _joined(node.name) in _CONTEXT_IDS:
-            yield Hit(tool, node.pointer, f"parameter {node.name!r} is something the code already knows "
-                      "(a session, idempotency key or credential); a model that fills it in invents or leaks it",
-                      "Remove it from the schema and take it from the call context or the server's config.")
+        if node.depth != 1 or node.name is None or _joined(node.name) not in _CONTEXT_IDS:
+            continue
+        own = set(name_words(node.name)) - {"id", "key"}
+        if own and own <= tool_words:
+            continue  # the session or key is the resource this tool manages (get_session, delete_api_key)
+        if tool_words & _STORES_CREDENTIALS and _joined(node.name) not in {"conversation_id", "session_id",
+                                                                            "idempotency_key", "request_key"}:
+            continue  # a tool that registers or checks a credential takes it as its argument
+        yield Hit(tool, node.pointer, f"parameter {node.name!r} is something the code already knows "
+                  "(a session, idempotency key or credential); a model that fills it in invents or leaks it",
+                  "Remove it from the schema and take it from the call context or the server's config.")
 
 
 def check_principal_id(tool: ToolDef, config: LintConfig) -> Iterator[Hit]:
@@ -212,7 +230,7 @@ def check_open_object(tool: ToolDef, config: LintConfig) -> Iterator[Hit]:
 
 def check_untyped(tool: ToolDef, config: LintConfig) -> Iterator[Hit]:
     for node in _params(tool):
-        if not any(k in node.schema for k in _TYPED_BY):
+        if not any(k in node.schema for k in _TYPED_BY) and not re.search(r"\bany\b", _desc(node), re.IGNORECASE):
             yield Hit(tool, node.pointer, f"parameter {node.name!r} has no type", "Give it a JSON Schema type.")
 
 
@@ -320,7 +338,8 @@ RULES: Final = (
          "Take it from the call context or server configuration.", tool_check=check_context_id, family="params"),
     Rule("TP307", "param-principal-id", "advice", "A parameter asks the model for a principal id (user, buyer, "
          "customer, account).", "If it is the signed-in principal, the model can act as anyone.",
-         "Take the signed-in principal from the call context.", tool_check=check_principal_id, family="params"),
+         "Take the signed-in principal from the call context.", tool_check=check_principal_id, family="params",
+         default_on=False),
     Rule("TP308", "params-too-many", "warning", "The tool has more top-level parameters than the threshold.",
          "Accuracy of filled arguments falls with their number.", "Split the tool or group options.",
          tool_check=check_too_many, family="params"),
@@ -329,7 +348,7 @@ RULES: Final = (
          "Fix `required`.", tool_check=check_required_invalid, family="params"),
     Rule("TP310", "required-missing", "warning", "The schema has parameters but no `required` list.",
          "Everything is optional, so the model may omit what the tool needs.", "List the required parameters.",
-         tool_check=check_required_missing, family="params"),
+         tool_check=check_required_missing, family="params", default_on=False),
     Rule("TP311", "object-open", "warning", "An object schema does not set `additionalProperties: false`.",
          "Misspelled or invented keys pass validation and are silently ignored.",
          "Set additionalProperties: false at every level.", tool_check=check_open_object, family="params"),

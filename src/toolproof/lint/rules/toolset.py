@@ -64,7 +64,7 @@ def similarity(a: _Profile, b: _Profile) -> tuple[float, float]:
     """(name similarity, description cosine). Names with different actions (get vs delete) score 0: CRUD
     siblings are not look-alikes; a name without an action matches one with an action only on the same object
     words. Otherwise the Jaccard of the remaining canonical words."""
-    if a.verb != b.verb and ((a.verb and b.verb) or a.name_set != b.name_set):
+    if a.verb != b.verb and ((a.verb and b.verb) or a.name_set != b.name_set or not a.name_set):
         return 0.0, 0.0
     union = len(a.name_set | b.name_set)
     name_sim = len(a.name_set & b.name_set) / union if union else 1.0
@@ -109,19 +109,25 @@ def _mentions(text: str, name: str) -> bool:
 
 
 def check_lookalike(tools: Sequence[ToolDef], config: LintConfig) -> Iterator[Hit]:
+    """Same action (or none) on the same object words, and descriptions that do not tell them apart: they
+    overlap (cosine at or above the threshold) or one is too short to say anything."""
     if len(tools) < 2:
         return
     t_name, t_desc = config.threshold("lookalike-name"), config.threshold("lookalike-description")
+    min_words = int(config.threshold("min-description-words"))
     profiles = _profiles(tools)
     for i, j in _candidates(profiles):
         a, b = profiles[i], profiles[j]
         if a.name == b.name:
             continue  # same name: the duplicate rule says it
         name_sim, desc_sim = similarity(a, b)
-        if not (name_sim >= t_name or desc_sim >= t_desc):
+        if name_sim < t_name:
             continue
+        vague = min(len(text_words(a.text)), len(text_words(b.text))) < min_words
+        if desc_sim < t_desc and not vague:
+            continue  # the descriptions tell them apart (getStory: one by id; getStories: many by type)
         if _mentions(a.text, b.name) or _mentions(b.text, a.name):
-            continue  # the descriptions already tell them apart
+            continue  # the descriptions already point at each other
         for me, other in ((i, b), (j, a)):
             yield Hit(tools[me], tools[me].name_pointer, f"looks like {other.name!r} (name similarity "
                       f"{name_sim:.2f}, description similarity {desc_sim:.2f}); the model cannot tell which to "
