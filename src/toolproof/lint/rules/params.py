@@ -155,7 +155,8 @@ def check_context_id(tool: ToolDef, config: LintConfig) -> Iterator[Hit]:
         if node.depth != 1 or node.name is None or _joined(node.name) not in _CONTEXT_IDS:
             continue
         own = set(name_words(node.name)) - {"id", "key"}
-        if own and own <= tool_words:
+        compact = "".join(w for w in name_words(node.name) if w != "id")
+        if (own and own <= tool_words) or compact in "".join(name_words(tool.label)):
             continue  # the session or key is the resource this tool manages (get_session, delete_api_key)
         if tool_words & _STORES_CREDENTIALS and _joined(node.name) not in {"conversation_id", "session_id",
                                                                             "idempotency_key", "request_key"}:
@@ -324,7 +325,7 @@ RULES: Final = (
          tool_check=check_quantity_unit, family="params"),
     Rule("TP303", "param-enum-in-prose", "warning", "A closed set of values is written in prose, not as an enum.",
          "Prose cannot be validated, and the model paraphrases values ('grade a', 'A grade').",
-         "Use `enum`.", tool_check=check_enum_in_prose, family="params"),
+         "Use `enum`.", tool_check=check_enum_in_prose, family="params", default_on=False),
     Rule("TP304", "param-date-no-format", "warning", "A date or time parameter has no `format` or `pattern`.",
          "The model sends 'Thursday' or '10/23'; one format avoids guessing.",
          "Add format: date or date-time.", tool_check=check_date_format, family="params"),
@@ -353,7 +354,7 @@ RULES: Final = (
          "Misspelled or invented keys pass validation and are silently ignored.",
          "Set additionalProperties: false at every level.", tool_check=check_open_object, family="params"),
     Rule("TP312", "param-untyped", "warning", "A parameter has no type.", "Any value validates.",
-         "Give it a type.", tool_check=check_untyped, family="params"),
+         "Give it a type.", tool_check=check_untyped, family="params", default_on=False),
     Rule("TP313", "param-nonstandard-type", "error", "A type is not a JSON Schema type (dict, float, tuple, any, "
          "String, ...).", "Model APIs reject the schema or treat the type as absent.",
          "Use the JSON Schema type names.", tool_check=check_nonstandard_type, family="params"),

@@ -123,7 +123,7 @@ def check_lookalike(tools: Sequence[ToolDef], config: LintConfig) -> Iterator[Hi
         name_sim, desc_sim = similarity(a, b)
         if name_sim < t_name:
             continue
-        vague = min(len(text_words(a.text)), len(text_words(b.text))) < min_words
+        vague = a.verb == b.verb and min(len(text_words(a.text)), len(text_words(b.text))) < min_words
         if desc_sim < t_desc and not vague:
             continue  # the descriptions tell them apart (getStory: one by id; getStories: many by type)
         if _mentions(a.text, b.name) or _mentions(b.text, a.name):
