@@ -66,7 +66,7 @@ def test_default_on_rules_are_precise() -> None:
 def test_most_labels_still_reproduce() -> None:
     table = precision_table()
     still = sum(v[1] for v in table.values())
-    assert still >= 150, f"only {still} labelled findings are still produced"
+    assert still >= 140, f"only {still} labelled findings are still produced"
 
 
 if __name__ == "__main__":  # print the precision table for docs/lint.md
