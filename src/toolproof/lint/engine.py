@@ -52,11 +52,14 @@ def lint_tooldefs(tools: Sequence[ToolDef], config: LintConfig | None = None) ->
         groups[(t.source, t.toolset)].append(t)
     findings: list[Finding] = []
 
+    severities = {r.code: _severity(r, config) for r in rules}
+    per_tool = bool(config.per_tool_ignores)
+
     def emit(rule: Rule, hits: Iterable[Hit], source: str, toolset: str) -> None:
-        severity = _severity(rule, config)
+        severity = severities[rule.code]
         for h in hits:
             name = h.tool.label if h.tool is not None else ""
-            if name and _ignored(rule, name, config):
+            if per_tool and name and _ignored(rule, name, config):
                 continue
             findings.append(Finding(
                 code=rule.code, rule=rule.slug, severity=severity, tool=name, pointer=h.pointer,

@@ -6,12 +6,15 @@ Rules see only this, so one engine serves Python toolsets, JSON files and live M
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from functools import cached_property
 from typing import Any, Literal
+
+from .schema_walk import Node, walk
 
 ToolFormat = Literal["mcp", "openai", "anthropic", "bfcl", "docker"]
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True)
 class ToolDef:
     """A tool definition as the model would see it, plus facts only the code knows (effect, idempotency).
 
@@ -49,6 +52,11 @@ class ToolDef:
     @property
     def schema(self) -> dict[str, Any]:
         return self.input_schema if isinstance(self.input_schema, dict) else {}
+
+    @cached_property
+    def nodes(self) -> tuple[Node, ...]:
+        """Every sub-schema of the input schema, walked once and shared by all parameter rules."""
+        return tuple(walk(self.input_schema, self.schema_pointer))
 
     @property
     def properties(self) -> dict[str, Any]:

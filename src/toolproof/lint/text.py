@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from functools import lru_cache
 from typing import Final
 
 _CAMEL = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|\d+")
@@ -102,6 +103,7 @@ specific provided based e g eg ie etc
 """))
 
 
+@lru_cache(maxsize=1 << 16)
 def canonical(word: str) -> str:
     w = SYNONYMS.get(word, word)
     return SYNONYMS.get(stem(w), stem(w))

@@ -77,16 +77,20 @@ def check_no_when(tool: ToolDef, config: LintConfig) -> Iterator[Hit]:
                   "Add a sentence such as 'Use this when the buyer asks ...'.")
 
 
+_NAME_TOKEN: Final = re.compile(r"[A-Za-z0-9_.\-]{4,}")
+
+
 def check_no_when_not(tools: Sequence[ToolDef], config: LintConfig) -> Iterator[Hit]:
     if len(tools) < 2:
         return
-    names = {t.name for t in tools if isinstance(t.name, str)}
+    names = {t.name for t in tools if isinstance(t.name, str) and len(t.name) > 3}
     for tool in tools:
         text = tool.description_text
         if not text.strip():
             continue
-        others = names - {tool.name}
-        mentions = any(other in text for other in others if len(other) > 3)
+        # Token lookup, not a substring scan per neighbour: linear in the toolset, not quadratic.
+        tokens = {tok.strip(".-") for tok in _NAME_TOKEN.findall(text)}
+        mentions = bool((tokens & names) - {tool.name})
         if not mentions and not _WHEN_NOT.search(text):
             yield Hit(tool, tool.description_pointer, "the description does not say when not to use the tool "
                       "or which neighbour to use instead", "Add 'Do not use it for X (call other_tool).'")

@@ -10,7 +10,7 @@ from typing import Any, Final
 
 from ..config import LintConfig
 from ..model import ToolDef
-from ..schema_walk import JSON_TYPES, Node, is_object, types_of, walk
+from ..schema_walk import JSON_TYPES, Node, is_object, types_of
 from ..text import COUNT_WORDS, QUANTITY_WORDS, UNIT_SUFFIXES, UNIT_SYMBOLS, UNITS, name_words, text_words
 from .base import Hit, Rule
 
@@ -22,7 +22,7 @@ _STANDARD: Final = {"dict": "object", "hashmap": "object", "map": "object", "flo
 
 def _params(tool: ToolDef) -> Iterator[Node]:
     """Named properties at any depth."""
-    for node in walk(tool.input_schema, tool.schema_pointer):
+    for node in tool.nodes:
         if node.name is not None:
             yield node
 
@@ -184,7 +184,7 @@ def check_too_many(tool: ToolDef, config: LintConfig) -> Iterator[Hit]:
 
 
 def check_required_invalid(tool: ToolDef, config: LintConfig) -> Iterator[Hit]:
-    for node in walk(tool.input_schema, tool.schema_pointer):
+    for node in tool.nodes:
         req = node.schema.get("required")
         if req is None or not is_object(node.schema):
             continue
@@ -218,7 +218,7 @@ def check_required_missing(tool: ToolDef, config: LintConfig) -> Iterator[Hit]:
 def check_open_object(tool: ToolDef, config: LintConfig) -> Iterator[Hit]:
     if tool.schema_synthesized:
         return
-    for node in walk(tool.input_schema, tool.schema_pointer):
+    for node in tool.nodes:
         if not is_object(node.schema):
             continue
         extra = node.schema.get("additionalProperties")
@@ -236,7 +236,7 @@ def check_untyped(tool: ToolDef, config: LintConfig) -> Iterator[Hit]:
 
 
 def check_nonstandard_type(tool: ToolDef, config: LintConfig) -> Iterator[Hit]:
-    for node in walk(tool.input_schema, tool.schema_pointer):
+    for node in tool.nodes:
         kind = node.schema.get("type")
         kinds = [kind] if isinstance(kind, str) else kind if isinstance(kind, list) else []
         for k in kinds:
@@ -254,7 +254,7 @@ def check_nonstandard_type(tool: ToolDef, config: LintConfig) -> Iterator[Hit]:
 
 
 def check_array_items(tool: ToolDef, config: LintConfig) -> Iterator[Hit]:
-    for node in walk(tool.input_schema, tool.schema_pointer):
+    for node in tool.nodes:
         kind = node.schema.get("type")
         if (kind in ("array", "tuple", "Array", "ArrayList") or (isinstance(kind, list) and "array" in kind)) and \
                 "items" not in node.schema and "prefixItems" not in node.schema:
@@ -280,19 +280,19 @@ def check_unbounded_text(tool: ToolDef, config: LintConfig) -> Iterator[Hit]:
 
 
 def _has_examples(value: Any, depth: int = 0) -> bool:
-    if depth > 32:
+    """Tool-level `examples` / `input_examples` (OpenAI's wrapper one level down)."""
+    if not isinstance(value, dict):
         return False
-    if isinstance(value, dict):
-        if value.get("examples") or value.get("example") or value.get("input_examples"):
-            return True
-        return any(_has_examples(v, depth + 1) for v in value.values())
-    return False
+    if value.get("examples") or value.get("input_examples"):
+        return True
+    return depth > 0 and _has_examples(value.get("function"), depth - 1)
 
 
 def check_no_examples(tool: ToolDef, config: LintConfig) -> Iterator[Hit]:
     if tool.schema_synthesized:
         return
-    if not tool.properties or tool.examples or _has_examples(tool.input_schema):
+    if not tool.properties or tool.examples or any(
+            n.schema.get("examples") or n.schema.get("example") for n in tool.nodes) or _has_examples(tool.raw, 1):
         return
     if re.search(r"\b(example|e\.g\.|for instance|such as)\b", tool.description_text, re.IGNORECASE):
         return
