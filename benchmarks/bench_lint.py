@@ -1,8 +1,8 @@
 """Linting 10,000 tool definitions in one toolset, look-alike detection included (target: under 5 s).
 
 Wall time is reported with the process's CPU time beside it: on a shared machine the wall time includes waiting
-for a core. Baselines measured in the same run: (a) `json.loads` of the same definitions (the floor any linter pays), and
-(b) a naive all-pairs look-alike pass, timed on a subset and extrapolated by n^2 (running it on 10,000 tools
+for a core. Baselines measured in the same run: (a) `json.loads` of the same definitions (the floor any linter
+pays), and (b) a naive all-pairs look-alike pass, timed on a subset and extrapolated by n^2 (running it on 10,000 tools
 takes minutes). The blocked look-alike pass is also checked against the naive one for missed pairs.
 """
 
