@@ -40,7 +40,7 @@ def stem(word: str) -> str:
 
 # Verbs a tool name may start with (after an optional namespace word such as the server's name).
 VERBS: Final = frozenset(_lexicon("""
-protect secure unprotect
+protect unprotect
 replace extend reply renew reindex recalculate reconcile convert lint summarise translate
 accept access acknowledge activate add adjust aggregate allocate analyse analyze annotate append apply
 approve archive arrange ask assign attach audit authenticate authorize autocomplete back backup batch block
@@ -76,7 +76,7 @@ get_status check_status make_request send_request api_call tool_call
 
 # Verbs that change the world when a tool's name starts with them (used when no annotation says).
 WRITE_VERBS: Final = frozenset(_lexicon("""
-protect secure unprotect
+protect unprotect
 add append apply approve archive assign attach book cancel charge close commit create delete deploy disable
 dismiss drop edit enable enqueue erase fork grant insert install invite lock merge modify move order pay
 patch pin place post publish purchase push put refund register reject release remove rename reopen reserve

@@ -72,7 +72,7 @@ def check_restates_name(tool: ToolDef, config: LintConfig) -> Iterator[Hit]:
 
 def check_no_when(tool: ToolDef, config: LintConfig) -> Iterator[Hit]:
     text = tool.description_text
-    if text.strip() and not _WHEN.search(text):
+    if text.strip() and not cjk_chars(text) and not _WHEN.search(text):
         yield Hit(tool, tool.description_pointer, "the description does not say when to use the tool",
                   "Add a sentence such as 'Use this when the buyer asks ...'.")
 
@@ -91,15 +91,15 @@ def check_no_when_not(tools: Sequence[ToolDef], config: LintConfig) -> Iterator[
         # Token lookup, not a substring scan per neighbour: linear in the toolset, not quadratic.
         tokens = {tok.strip(".-") for tok in _NAME_TOKEN.findall(text)}
         mentions = bool((tokens & names) - {tool.name})
-        if not mentions and not _WHEN_NOT.search(text):
+        if not mentions and not cjk_chars(text) and not _WHEN_NOT.search(text):
             yield Hit(tool, tool.description_pointer, "the description does not say when not to use the tool "
                       "or which neighbour to use instead", "Add 'Do not use it for X (call other_tool).'")
 
 
 def check_no_return(tool: ToolDef, config: LintConfig) -> Iterator[Hit]:
     text = tool.description_text
-    if not text.strip() or isinstance(tool.output_schema, dict):
-        return
+    if not text.strip() or isinstance(tool.output_schema, dict) or cjk_chars(text):
+        return  # the phrase lists are English; a CJK description is not judged
     if not _RETURNS.search(text):
         yield Hit(tool, tool.description_pointer, "there is no output schema and the description does not say "
                   "what comes back", "Add 'Returns ...' to the description, or publish an output schema.")

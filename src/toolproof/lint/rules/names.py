@@ -15,9 +15,9 @@ _SNAKE: Final = re.compile(r"^[a-z][a-z0-9]*(_[a-z0-9]+)*$")
 _MCP_NAME: Final = re.compile(r"^[A-Za-z0-9_.-]{1,128}$")
 _PORTABLE: Final = re.compile(r"^[A-Za-z0-9_-]+$")
 # A version or age at the end: _v2, -v1.1, V2 (camelCase), _old, _legacy, _2. Not `_latest`/`_new` (usually
-# meaning: the latest reading) and not digits glued to a word (brc20, base64).
-_VERSION: Final = re.compile(r"(?:[_\-.][vV]\d+(?:[._]\d+)*|(?<=[a-z])V\d+|[_\-](?:old|legacy|deprecated|tmp|temp|"
-                             r"copy|backup)|[_\-]\d+)$")
+# meaning: the latest reading), not `_backup` (an object: create_backup), not digits glued to a word (brc20).
+_VERSION: Final = re.compile(r"(?:[_\-.][vV]\d+(?:[._]\d+)*|(?<=[a-z])V\d+|[_\-](?:old|legacy|deprecated|tmp|temp)|"
+                             r"[_\-]\d+)$")
 _VERSION_OK: Final = re.compile(r"(?:ipv[46]|oauth2|s3|ec2|base64|sha\d+|md5|utf8|h264|mp[34]|web3|l2|i18n|k8s|"
                                 r"2fa|3d|4k|p2p|b2b|e2e|gpt\d*|llama\d*|top\d+|x\d+)$", re.IGNORECASE)
 

@@ -69,11 +69,12 @@ _COUNTED: Final = re.compile(r"\b(the number of|number of|how many|count of|maxi
                             re.IGNORECASE)
 # Words that announce a closed set. Quoted values after "e.g."/"such as" are examples, not a set.
 _PROSE_SET: Final = re.compile(
-    r"\b(one of|possible values|allowed values|valid values|supported values|accepted values|options are|"
+    r"\b(one of(?! the\b| a\b| an\b| its\b| their\b| these\b| those\b| two\b| several\b| many\b| our\b| your\b)|"
+    r"possible values|allowed values|valid values|supported values|accepted values|options are|"
     r"options:|must be one|can be one|values are|choose from|either '|either \")",
     re.IGNORECASE,
 )
-_EXAMPLES: Final = re.compile(r"\b(e\.g\.|eg\.|such as|for example|for instance|like|etc)\b", re.IGNORECASE)
+_EXAMPLES: Final = re.compile(r"e\.g\.|\beg\.|\b(such as|for example|for instance|like|etc)\b", re.IGNORECASE)
 
 
 def check_enum_in_prose(tool: ToolDef, config: LintConfig) -> Iterator[Hit]:
@@ -132,10 +133,10 @@ def check_default_schema_only(tool: ToolDef, config: LintConfig) -> Iterator[Hit
 
 
 _CONTEXT_IDS: Final = frozenset({
-    "conversation_id", "session_id", "idempotency_key", "idempotency_token", "request_key", "trace_id",
-    "correlation_id", "api_key", "apikey", "access_token", "auth_token", "bearer_token", "token", "client_secret",
-    "api_secret", "refresh_token", "session_token", "jwt", "api_token", "secret_key", "authorization",
-    "credentials", "cookie", "access_key", "secret_access_key", "personal_access_token", "oauth_token", "auth",
+    "conversation_id", "session_id", "idempotency_key", "idempotency_token", "request_key", "api_key", "apikey",
+    "access_token", "auth_token", "bearer_token", "token", "client_secret", "api_secret", "refresh_token",
+    "session_token", "jwt", "api_token", "secret_key", "authorization", "credentials", "cookie", "access_key",
+    "secret_access_key", "personal_access_token", "oauth_token", "auth",
 })
 _PRINCIPAL_IDS: Final = frozenset({"user_id", "userid", "buyer_id", "customer_id", "account_id", "owner_id",
                                    "member_id", "principal_id", "caller_id", "tenant_id"})
@@ -325,7 +326,7 @@ RULES: Final = (
          tool_check=check_quantity_unit, family="params"),
     Rule("TP303", "param-enum-in-prose", "warning", "A closed set of values is written in prose, not as an enum.",
          "Prose cannot be validated, and the model paraphrases values ('grade a', 'A grade').",
-         "Use `enum`.", tool_check=check_enum_in_prose, family="params", default_on=False),
+         "Use `enum`.", tool_check=check_enum_in_prose, family="params"),
     Rule("TP304", "param-date-no-format", "warning", "A date or time parameter has no `format` or `pattern`.",
          "The model sends 'Thursday' or '10/23'; one format avoids guessing.",
          "Add format: date or date-time.", tool_check=check_date_format, family="params"),

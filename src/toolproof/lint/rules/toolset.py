@@ -19,6 +19,9 @@ _VERSION_TAIL: Final = re.compile(r"(?:[_\-.]?v\d+(?:[._]\d+)*|[_\-](?:new|old|l
                                   r"[_\-]?\d+)$", re.IGNORECASE)
 
 
+_PLURAL_DESC: Final = 0.9  # singular/plural twins must read nearly alike to be look-alikes (else one vs many)
+
+
 def base_name(name: str) -> str:
     return _VERSION_TAIL.sub("", name) or name
 
@@ -27,6 +30,7 @@ def base_name(name: str) -> str:
 class _Profile:
     name: str
     order: tuple[str, ...]  # the canonical name words in order (celsius_to_fahrenheit is not the reverse)
+    raw: tuple[str, ...]  # the name words as written (getComment vs getComments differ here only)
     verb: str | None  # the canonical action word of the name, if it has one
     name_set: frozenset[str]  # the other canonical name words (the object, any namespace)
     tokens: tuple[str, ...]  # canonical description words
@@ -66,6 +70,7 @@ def _profiles(tools: Sequence[ToolDef]) -> tuple[list[_Profile], _Corpus]:
         out.append(_Profile(
             name=name,
             order=tuple(canonical(w) for w in words),
+            raw=tuple(words),
             verb=canonical(words[verb_at]) if verb_at is not None else None,
             name_set=frozenset(canonical(w) for i, w in enumerate(words) if i != verb_at),
             tokens=doc,
@@ -145,6 +150,8 @@ def check_lookalike(tools: Sequence[ToolDef], config: LintConfig) -> Iterator[Hi
         name_sim, desc_sim = similarity(a, b, corpus)
         if name_sim < t_name:
             continue
+        if a.order == b.order and a.raw != b.raw and desc_sim < _PLURAL_DESC:
+            continue  # one vs many (getComment, getComments) with descriptions that say which
         vague = a.verb == b.verb and min(len(text_words(a.text)), len(text_words(b.text))) < min_words
         if desc_sim < t_desc and not vague:
             continue  # the descriptions tell them apart (getStory: one by id; getStories: many by type)
