@@ -70,7 +70,12 @@ def test_most_labels_still_reproduce() -> None:
 
 
 if __name__ == "__main__":  # print the precision table for docs/lint.md
+    right_all: dict[str, int] = defaultdict(int)
+    for r in _labels():
+        right_all[r["code"]] += r["label"] == "right"
     for code, (right, still, total) in precision_table().items():
         rule = next(r for r in ALL_RULES if r.code == code)
         p = f"{100 * right / still:.0f}%" if still else "n/a"
-        print(f"| {code} | {rule.slug} | {'on' if rule.default_on else 'off'} | {right}/{still} | {p} | {total} |")
+        q = f"{100 * right_all[code] / total:.0f}%"
+        print(f"| {code} | {rule.slug} | {rule.severity} | {'on' if rule.default_on else 'off'} | {right}/{still} | {p} "
+              f"| {right_all[code]}/{total} | {q} |")

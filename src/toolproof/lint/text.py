@@ -111,6 +111,7 @@ def canonical(word: str) -> str:
 
 # Units a numeric quantity can name (in its name or description). Lower case, compared as whole words.
 UNITS: Final = frozenset(_lexicon("""
+beat beats bpm sample samples frame frames token tokens character characters char chars
 centimeter centimeters centimetre centimetres millimeter millimeters millimetre millimetres
 kg kgs kilogram kilograms g gram grams mg lb lbs pound pounds oz ounce ounces tonne tonnes ton tons quintal
 quintals km kilometer kilometers kilometre kilometres m meter meters metre metres cm mm mi mile miles ft feet

@@ -32,7 +32,7 @@ _RETURNS: Final = re.compile(
     r"contents?|with (the|its)|including|containing|tells?|answers?|checks?|searche?s? for|finds?|"
     r"download(s)?|summary|calculates?|computes?|generates?|converts?|providing|estimates?|predicts?|"
     r"determines?|translates?|summari[sz]es?|describes?|analy[sz]es?|counts?|creates?|recommends?|"
-    r"looks? up|locates?|identif(y|ies)|detects?)\b",
+    r"looks? up|lookups?|locates?|identif(y|ies)|detects?|exports?|renders?|converts?|extracts?)\b",
     re.IGNORECASE,
 )
 

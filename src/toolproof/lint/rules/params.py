@@ -59,19 +59,29 @@ def check_quantity_unit(tool: ToolDef, config: LintConfig) -> Iterator[Hit]:
             continue
         if "temperature" in words and re.search(r"sampl|random|creativ|model", desc, re.IGNORECASE):
             continue
+        if _UNITLESS.search(desc) or (_GEOMETRY.search(f"{tool.label} {tool.description_text}")
+                                      and not _PHYSICAL.search(tool.description_text)):
+            continue  # a multiplier or ratio, or pure geometry (any consistent unit works)
         yield Hit(tool, node.pointer, f"numeric parameter {node.name!r} is a quantity with no unit in its name "
                   "or description; the model will guess one (4 quintal became 4 kg)",
                   f"Put the unit in the name ('{node.name}_kg', '{node.name}_seconds') and say conversions in "
                   "the description.")
 
 
+_UNITLESS: Final = re.compile(r"\b(multiplier|factor|times|scale|relative|normali[sz]ed|fraction|"
+                             r"half speed|double speed)\b", re.IGNORECASE)
+_GEOMETRY: Final = re.compile(r"\b(geometry|geometric|triangle|rectangle|circle|polygon|square|trapezoid|"
+                              r"parallelogram|cone|cylinder|sphere|cube|prism|pyramid|perimeter|hypotenuse)",
+                              re.IGNORECASE)
+_PHYSICAL: Final = re.compile(r"\b(mass|density|weight|force|pressure|energy|velocity|speed|time|price|cost|"
+                              r"temperature)\b", re.IGNORECASE)
 _COUNTED: Final = re.compile(r"\b(the number of|number of|how many|count of|maximum number|max number)\b",
                             re.IGNORECASE)
 # Words that announce a closed set. Quoted values after "e.g."/"such as" are examples, not a set.
 _PROSE_SET: Final = re.compile(
     r"\b(one of(?! the\b| a\b| an\b| its\b| their\b| these\b| those\b| two\b| several\b| many\b| our\b| your\b)|"
     r"possible values|allowed values|valid values|supported values|accepted values|options are|"
-    r"options:|must be one|can be one|values are|choose from|either '|either \")",
+    r"options:|values are|choose from|either '|either \")",
     re.IGNORECASE,
 )
 _EXAMPLES: Final = re.compile(r"e\.g\.|\beg\.|\b(such as|for example|for instance|like|etc)\b", re.IGNORECASE)
