@@ -14,7 +14,15 @@ from hypothesis import strategies as st
 from examples.wholesaler import toolset as new_toolset
 from examples.wholesaler.old_tools import old_toolset
 from toolproof.errors import DefinitionError
-from toolproof.lint import LintConfig, from_definitions, lint, load_mcp_command
+from toolproof.lint import (
+    LintConfig,
+    from_definitions,
+    from_toolset,
+    lint,
+    lint_tooldefs,
+    load_mcp_command,
+    load_mcp_url,
+)
 from toolproof.lint.report import to_sarif
 
 from .conftest import REPO_ROOT
@@ -137,3 +145,51 @@ def test_live_mcp_server_over_stdio() -> None:
     assert any(f.code == "TP304" and f.tool == "convert_time" for f in found)
     with pytest.raises(DefinitionError):
         load_mcp_command(f"{sys.executable} -c 'import sys; sys.exit(3)'", timeout_s=10)
+
+
+def _free_port() -> int:
+    import socket
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def test_live_mcp_server_over_streamable_http() -> None:
+    """A real MCP server over HTTP in a subprocess; linted through the library and the CLI's --mcp-url."""
+    import socket
+    import time
+
+    port = _free_port()
+    proc = subprocess.Popen([sys.executable, str(Path(__file__).with_name("mcp_http_server.py")), str(port)],
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline:
+            try:
+                socket.create_connection(("127.0.0.1", port), timeout=1).close()
+                break
+            except OSError:
+                time.sleep(0.2)
+        url = f"http://127.0.0.1:{port}/mcp"
+        tools = load_mcp_url(url)
+        assert {t.name for t in tools} == {"search", "get_order_status"}
+        found = lint(tools)
+        assert any(f.code == "TP104" and f.tool == "search" for f in found)
+        res = _cli("--mcp-url", url, "--format", "json", "--fail-on", "warning")
+        assert res.returncode == 1 and any(r["tool"] == "search" for r in json.loads(res.stdout))
+    finally:
+        proc.terminate()
+        proc.wait(timeout=30)
+
+
+def test_duplicate_names_across_sources_and_missing_schema() -> None:
+    old = from_toolset(old_toolset, "old")
+    other = from_definitions({"tools": [{"name": "search", "description": "Search the catalogue for a crop."}]},
+                             source="catalogue.json")
+    found = lint_tooldefs([*old, *other])
+    dup = [f for f in found if f.code == "TP403"]
+    assert {f.source for f in dup} == {"old", "catalogue.json"}
+    assert any(f.code == "TP317" and f.source == "catalogue.json" for f in found)  # no inputSchema at all
+    one_source = from_definitions([{"name": "search", "inputSchema": {"type": "object"}}] * 2)
+    assert sum(f.code == "TP403" for f in lint(one_source)) == 2  # twice in one toolset
