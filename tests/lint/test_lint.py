@@ -193,3 +193,22 @@ def test_duplicate_names_across_sources_and_missing_schema() -> None:
     assert any(f.code == "TP317" and f.source == "catalogue.json" for f in found)  # no inputSchema at all
     one_source = from_definitions([{"name": "search", "inputSchema": {"type": "object"}}] * 2)
     assert sum(f.code == "TP403" for f in lint(one_source)) == 2  # twice in one toolset
+
+
+def test_hostile_definitions_give_findings_not_crashes() -> None:
+    deep: object = 1
+    for _ in range(5000):
+        deep = [deep]
+    tools = from_definitions([
+        {"name": "überprüfen", "description": "x" * 200_000, "inputSchema": {"type": "object", "properties": {
+            "a": {"type": {"nested": True}}, "b": {"type": "string", "default": deep},
+            "c": {"type": "array"}}, "required": ["a", 7]}},
+        {"name": 42, "description": None, "inputSchema": ["not", "a", "schema"]},
+        "not a tool",
+    ])
+    codes = {(f.tool, f.code) for f in lint(tools)}
+    assert ("überprüfen", "TP105") in codes and ("überprüfen", "TP313") in codes
+    assert ("überprüfen", "TP309") in codes and ("überprüfen", "TP316") in codes
+    assert ("42", "TP105") in codes and ("42", "TP317") in codes and ("None", "TP105") in codes
+    with pytest.raises(DefinitionError):
+        lint(None)

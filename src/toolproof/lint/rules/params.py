@@ -136,7 +136,10 @@ def check_default_schema_only(tool: ToolDef, config: LintConfig) -> Iterator[Hit
         desc = _desc(node)
         if re.search(r"\bdefault", desc, re.IGNORECASE):
             continue
-        value = json.dumps(node.schema["default"], ensure_ascii=False)[:40]
+        try:
+            value = json.dumps(node.schema["default"], ensure_ascii=False, default=str)[:40]
+        except (RecursionError, ValueError):
+            value = "(a deeply nested value)"
         yield Hit(tool, node.pointer, f"parameter {node.name!r} has default {value} stated only in the schema; "
                   "many clients drop `default`, so the model never sees it",
                   f"Say it in the description: 'Default: {value}.' and apply it in the handler.")
@@ -249,6 +252,10 @@ def check_untyped(tool: ToolDef, config: LintConfig) -> Iterator[Hit]:
 def check_nonstandard_type(tool: ToolDef, config: LintConfig) -> Iterator[Hit]:
     for node in tool.nodes:
         kind = node.schema.get("type")
+        if kind is not None and not isinstance(kind, str | list):
+            yield Hit(tool, f"{node.pointer}/type", f"`type` is a {type(kind).__name__}, not a type name",
+                      "Use a JSON Schema type name (or a list of them).")
+            continue
         kinds = [kind] if isinstance(kind, str) else kind if isinstance(kind, list) else []
         for k in kinds:
             if not isinstance(k, str) or k not in JSON_TYPES:
