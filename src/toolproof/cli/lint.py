@@ -25,7 +25,7 @@ def lint_cmd(
     format_in: str = typer.Option("auto", "--format-in", help="Input format: auto, mcp, openai, anthropic, bfcl."),
     mcp_command: list[str] = typer.Option([], "--mcp-command", help="Start an MCP server (stdio) and lint it."),
     mcp_url: list[str] = typer.Option([], "--mcp-url", help="Lint an MCP server over streamable HTTP."),
-    config: Path = typer.Option(Path("pyproject.toml"), "--config", help="pyproject.toml with [tool.toolproof.lint]."),
+    config: Path = typer.Option(Path("pyproject.toml"), "--config", help="pyproject.toml with the lint table."),
 ) -> None:
     """Lint tool definitions; exit 1 when a finding at or above --fail-on exists."""
     if fmt not in ("text", "json", "sarif"):
