@@ -59,10 +59,10 @@ def build_old_toolset(shop: Shop) -> toolproof.Toolset:
          "read"),
         ("get_data", "Gets data.", {"type": "object", "properties": {"type": loose_text, "item": loose_text}},
          get_data, "read"),
-        ("rates", "Rates for items.", {"type": "object", "properties": {"item": loose_text}}, rates, "read"),
-        ("price_lookup", "Look up a price.", {"type": "object", "properties": {"item": loose_text,
-         "grade": {"type": "string", "description": "grade A or B, default A", "default": "A"}}}, price_lookup,
-         "read"),
+        ("rates", "Get rates for items.", {"type": "object", "properties": {"item": loose_text}}, rates, "read"),
+        ("price_lookup", "Look up the price of an item.", {"type": "object", "properties": {"item": loose_text,
+         "grade": {"type": "string", "description": "Quality grade, one of 'A' or 'B'.", "default": "A"}}},
+         price_lookup, "read"),
         ("inventory", "Inventory info.", {"type": "object", "properties": {"item": loose_text}}, inventory, "read"),
         ("order", "Order items.", order_schema, order, "write"),
         ("order_v2", "Order items (new).", order_schema, order, "write"),
@@ -73,3 +73,7 @@ def build_old_toolset(shop: Shop) -> toolproof.Toolset:
         toolproof.Tool.from_schema(name, desc, schema, handler, effect=effect)  # type: ignore[arg-type]
         for name, desc, schema, handler, effect in specs
     )
+
+
+#: The nine old tools on an in-memory shop, for `toolproof lint examples.wholesaler.old_tools:old_toolset`.
+old_toolset = build_old_toolset(Shop())

@@ -1,0 +1,68 @@
+"""`toolproof lint TARGET...`: lint tool definitions from Python toolsets, JSON/JSONL files and MCP servers."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import typer
+
+from ..errors import DefinitionError
+from ..lint import LintConfig, lint_tooldefs, load_mcp_command, load_mcp_url, load_target
+from ..lint.findings import SEVERITIES
+from ..lint.loaders import FORMATS
+from ..lint.model import ToolDef
+from ..lint.report import render_text, to_json, to_sarif
+from ._common import console, fail
+
+
+def lint_cmd(
+    targets: list[str] = typer.Argument(None, help="Files (JSON/JSONL) or MODULE:TOOLSET."),
+    fmt: str = typer.Option("text", "--format", "-f", help="text, json or sarif."),
+    fail_on: str = typer.Option("error", "--fail-on", help="Exit 1 if a finding at or above this severity exists."),
+    select: list[str] = typer.Option([], "--select", help="Only these rules (code, prefix like TP3, slug, ALL)."),
+    ignore: list[str] = typer.Option([], "--ignore", help="Skip these rules (code, prefix or slug)."),
+    format_in: str = typer.Option("auto", "--format-in", help="Input format: auto, mcp, openai, anthropic, bfcl."),
+    mcp_command: list[str] = typer.Option([], "--mcp-command", help="Start an MCP server (stdio) and lint it."),
+    mcp_url: list[str] = typer.Option([], "--mcp-url", help="Lint an MCP server over streamable HTTP."),
+    config: Path = typer.Option(Path("pyproject.toml"), "--config", help="pyproject.toml with the lint table."),
+) -> None:
+    """Lint tool definitions; exit 1 when a finding at or above --fail-on exists."""
+    if fmt not in ("text", "json", "sarif"):
+        raise fail(f"--format must be text, json or sarif, got {fmt!r}")
+    if fail_on not in SEVERITIES:
+        raise fail(f"--fail-on must be one of {', '.join(SEVERITIES)}, got {fail_on!r}")
+    if format_in not in ("auto", *FORMATS):
+        raise fail(f"--format-in must be auto or one of {', '.join(FORMATS)}, got {format_in!r}")
+    if not targets and not mcp_command and not mcp_url:
+        raise fail("give at least one TARGET, --mcp-command or --mcp-url")
+    try:
+        cfg = LintConfig.from_pyproject(config) if config.is_file() else LintConfig()
+        cfg = cfg.with_cli(select=_split(select), ignore=_split(ignore))
+        tools: list[ToolDef] = []
+        for target in targets or []:
+            tools.extend(load_target(target, format_in=format_in))  # type: ignore[arg-type]
+        for command in mcp_command:
+            tools.extend(load_mcp_command(command))
+        for url in mcp_url:
+            tools.extend(load_mcp_url(url))
+        findings = lint_tooldefs(tools, cfg)
+    except DefinitionError as exc:
+        raise fail(str(exc)) from None
+    if fmt == "json":
+        typer.echo(json.dumps(to_json(findings), indent=2, ensure_ascii=False))
+    elif fmt == "sarif":
+        typer.echo(json.dumps(to_sarif(findings), indent=2, ensure_ascii=False))
+    else:
+        render_text(findings, console, n_tools=len(tools))
+    if any(f.at_least(fail_on) for f in findings):
+        raise typer.Exit(1)
+
+
+
+def _split(values: list[str]) -> list[str]:
+    return [v.strip() for item in values for v in item.split(",") if v.strip()]
+
+
+def register(app: typer.Typer) -> None:
+    app.command("lint")(lint_cmd)

@@ -1,0 +1,96 @@
+"""Run the selected rules over tool definitions: per tool, per toolset, and once across the whole run."""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Iterable, Sequence
+from typing import Any, cast
+
+from ..errors import DefinitionError
+from .config import LintConfig
+from .findings import Finding, Severity, severity_rank
+from .loaders import to_tooldefs
+from .model import ToolDef
+from .rules import ALL_RULES, RUN_WIDE, Hit, Rule
+
+
+def rule_by_key(key: str) -> Rule | None:
+    return next((r for r in ALL_RULES if key in (r.code, r.slug)), None)
+
+
+def active_rules(config: LintConfig) -> list[Rule]:
+    """Default-on rules (or those selected), plus `extend_select`, minus `ignore`."""
+    for selector in (*config.select, *config.extend_select, *config.ignore):
+        if selector != "ALL" and not any(r.matches(selector) for r in ALL_RULES):
+            raise DefinitionError(f"unknown lint rule or prefix {selector!r}")
+    if config.select:
+        chosen = [r for r in ALL_RULES if any(r.matches(s) for s in config.select)]
+    else:
+        chosen = [r for r in ALL_RULES if r.default_on]
+    chosen += [r for r in ALL_RULES if r not in chosen and any(r.matches(s) for s in config.extend_select)]
+    return [r for r in ALL_RULES if r in chosen and not any(r.matches(s) for s in config.ignore)]
+
+
+def _severity(rule: Rule, config: LintConfig) -> Severity:
+    value = config.severities.get(rule.code) or config.severities.get(rule.slug) or rule.severity
+    return cast(Severity, value)
+
+
+def _ignored(rule: Rule, tool: str, config: LintConfig) -> bool:
+    for pattern, keys in config.per_tool_ignores.items():
+        hit = tool == pattern or (pattern.endswith("*") and tool.startswith(pattern[:-1]))
+        if hit and any(rule.matches(k) for k in keys):
+            return True
+    return False
+
+
+def lint_tooldefs(tools: Sequence[ToolDef], config: LintConfig | None = None) -> list[Finding]:
+    config = config or LintConfig()
+    rules = active_rules(config)
+    groups: dict[tuple[str, str], list[ToolDef]] = defaultdict(list)
+    for t in tools:
+        groups[(t.source, t.toolset)].append(t)
+    findings: list[Finding] = []
+
+    severities = {r.code: _severity(r, config) for r in rules}
+    per_tool = bool(config.per_tool_ignores)
+
+    def emit(rule: Rule, hits: Iterable[Hit], source: str, toolset: str) -> None:
+        severity = severities[rule.code]
+        for h in hits:
+            name = h.tool.label if h.tool is not None else ""
+            if per_tool and name and _ignored(rule, name, config):
+                continue
+            findings.append(Finding(
+                code=rule.code, rule=rule.slug, severity=severity, tool=name, pointer=h.pointer,
+                message=h.message, fix=h.fix or rule.fix,
+                source=h.tool.source if h.tool is not None else source,
+                toolset=h.tool.toolset if h.tool is not None else toolset,
+            ))
+
+    tool_rules = [r for r in rules if r.tool_check is not None]
+    set_rules = [r for r in rules if r.toolset_check is not None and r.code not in RUN_WIDE]
+    run_rules = [r for r in rules if r.toolset_check is not None and r.code in RUN_WIDE]
+    for (source, toolset), members in groups.items():
+        for t in members:
+            for rule in tool_rules:
+                assert rule.tool_check is not None
+                emit(rule, rule.tool_check(t, config), source, toolset)
+        for rule in set_rules:
+            assert rule.toolset_check is not None
+            emit(rule, rule.toolset_check(members, config), source, toolset)
+    for rule in run_rules:
+        assert rule.toolset_check is not None
+        emit(rule, rule.toolset_check(tools, config), "", "")
+    return findings
+
+
+def lint(target: Any, config: LintConfig | None = None) -> list[Finding]:
+    """Lint a `Toolset`, a list of tool definitions (MCP, OpenAI, Anthropic or BFCL dicts), a tools/list
+    result, or `ToolDef`s. Returns findings; never raises for a bad definition (that is a finding)."""
+    return lint_tooldefs(to_tooldefs(target), config)
+
+
+def worst(findings: Iterable[Finding]) -> str | None:
+    ranked = max(findings, key=lambda f: severity_rank(f.severity), default=None)
+    return ranked.severity if ranked else None

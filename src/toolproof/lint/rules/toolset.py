@@ -1,0 +1,225 @@
+"""Toolset rules (TP4xx): how tools read side by side. Too many at once, look-alikes (the nine spice jars),
+one name from two sources, and versioned twins (`order` beside `order_v2`)."""
+
+from __future__ import annotations
+
+import math
+import re
+from collections import Counter, defaultdict
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass, field
+from typing import Final
+
+from ..config import LintConfig
+from ..model import ToolDef
+from ..text import STOPWORDS, VERBS, canonical, name_words, text_words
+from .base import Hit, Rule
+
+_VERSION_TAIL: Final = re.compile(r"(?:[_\-.]?v\d+(?:[._]\d+)*|[_\-](?:new|old|legacy|deprecated|latest|next)|"
+                                  r"[_\-]?\d+)$", re.IGNORECASE)
+
+
+_PLURAL_DESC: Final = 0.9  # singular/plural twins must read nearly alike to be look-alikes (else one vs many)
+
+
+def base_name(name: str) -> str:
+    return _VERSION_TAIL.sub("", name) or name
+
+
+@dataclass(frozen=True, slots=True)
+class _Profile:
+    name: str
+    order: tuple[str, ...]  # the canonical name words in order (celsius_to_fahrenheit is not the reverse)
+    raw: tuple[str, ...]  # the name words as written (getComment vs getComments differ here only)
+    verb: str | None  # the canonical action word of the name, if it has one
+    name_set: frozenset[str]  # the other canonical name words (the object, any namespace)
+    tokens: tuple[str, ...]  # canonical description words
+    text: str
+
+
+@dataclass(frozen=True, slots=True)
+class _Corpus:
+    """Document frequencies of description words; TF-IDF vectors are built only for compared pairs."""
+
+    n: int
+    df: Counter[str]
+    cache: dict[int, dict[str, float]] = field(default_factory=dict)
+
+    def vector(self, p: _Profile) -> dict[str, float]:
+        hit = self.cache.get(id(p))
+        if hit is not None:
+            return hit
+        tf = Counter(p.tokens)
+        weights = {w: c * (math.log((1 + self.n) / (1 + self.df[w])) + 1.0) for w, c in tf.items()}
+        norm = math.sqrt(sum(v * v for v in weights.values())) or 1.0
+        vec = self.cache[id(p)] = {w: v / norm for w, v in weights.items()}
+        return vec
+
+
+def _profiles(tools: Sequence[ToolDef]) -> tuple[list[_Profile], _Corpus]:
+    docs = [tuple(canonical(w) for w in text_words(t.description_text) if w not in STOPWORDS and len(w) > 1)
+            for t in tools]
+    df: Counter[str] = Counter()
+    for d in docs:
+        df.update(set(d))
+    out = []
+    for tool, doc in zip(tools, docs, strict=True):
+        name = tool.label
+        words = name_words(base_name(name))
+        verb_at = next((i for i, w in enumerate(words[:2]) if w in VERBS), None)
+        out.append(_Profile(
+            name=name,
+            order=tuple(canonical(w) for w in words),
+            raw=tuple(words),
+            verb=canonical(words[verb_at]) if verb_at is not None else None,
+            name_set=frozenset(canonical(w) for i, w in enumerate(words) if i != verb_at),
+            tokens=doc,
+            text=tool.description_text,
+        ))
+    return out, _Corpus(len(docs), df)
+
+
+def similarity(a: _Profile, b: _Profile, corpus: _Corpus) -> tuple[float, float]:
+    """(name similarity, description cosine). Names with different actions (get vs delete) score 0: CRUD
+    siblings are not look-alikes; a name without an action matches one with an action only on the same object
+    words. Otherwise the Jaccard of the remaining canonical words."""
+    if a.verb != b.verb and ((a.verb and b.verb) or a.name_set != b.name_set or not a.name_set):
+        return 0.0, 0.0
+    union = len(a.name_set | b.name_set)
+    name_sim = len(a.name_set & b.name_set) / union if union else 1.0
+    if name_sim == 1.0 and len(a.order) == len(b.order) and a.order != b.order and set(a.order) == set(b.order):
+        name_sim = 0.5  # same words, other order: a converse (fahrenheit_to_celsius), not a twin
+    if name_sim == 0.0:
+        return 0.0, 0.0
+    va, vb = corpus.vector(a), corpus.vector(b)
+    small, big = (va, vb) if len(va) <= len(vb) else (vb, va)
+    desc_sim = sum(v * big.get(w, 0.0) for w, v in small.items())
+    return name_sim, desc_sim
+
+
+def _candidates(profiles: list[_Profile], threshold: float) -> Iterator[tuple[int, int]]:
+    """Every pair whose name-word Jaccard can reach `threshold`, without comparing all pairs.
+
+    Prefix filtering (as in set-similarity joins): order words rarest first; a set of size s only needs its
+    first s - ceil(t*s) + 1 words indexed, and two sets with Jaccard >= t always share one of those. Exact:
+    no pair above the threshold is missed (the benchmark checks this against the all-pairs pass).
+    """
+    t = max(threshold, 1e-9)
+    df: Counter[str] = Counter()
+    for p in profiles:
+        df.update(p.name_set)
+    index: dict[str, list[int]] = defaultdict(list)
+    for i, p in enumerate(profiles):
+        words = sorted(p.name_set, key=lambda w: (df[w], w)) or ["\0"]
+        keep = len(words) - math.ceil(t * len(words)) + 1
+        for w in words[:max(keep, 1)]:
+            index[w].append(i)
+    seen: set[tuple[int, int]] = set()
+    for postings in index.values():
+        for x in range(len(postings)):
+            a = profiles[postings[x]]
+            for y in range(x + 1, len(postings)):
+                b = profiles[postings[y]]
+                la, lb = len(a.name_set), len(b.name_set)
+                if min(la, lb) < t * max(la, lb):
+                    continue  # sizes too different for the threshold
+                if a.verb and b.verb and a.verb != b.verb:
+                    continue
+                pair = (postings[x], postings[y])
+                if pair not in seen:
+                    seen.add(pair)
+                    yield pair
+
+
+def _mentions(text: str, name: str) -> bool:
+    return len(name) > 2 and name in text
+
+
+def check_lookalike(tools: Sequence[ToolDef], config: LintConfig) -> Iterator[Hit]:
+    """Same action (or none) on the same object words, and descriptions that do not tell them apart: they
+    overlap (cosine at or above the threshold) or one is too short to say anything."""
+    if len(tools) < 2:
+        return
+    t_name, t_desc = config.threshold("lookalike-name"), config.threshold("lookalike-description")
+    min_words = int(config.threshold("min-description-words"))
+    profiles, corpus = _profiles(tools)
+    for i, j in _candidates(profiles, t_name):
+        a, b = profiles[i], profiles[j]
+        if a.name == b.name:
+            continue  # same name: the duplicate rule says it
+        name_sim, desc_sim = similarity(a, b, corpus)
+        if name_sim < t_name:
+            continue
+        if a.order == b.order and a.raw != b.raw and desc_sim < _PLURAL_DESC:
+            continue  # one vs many (getComment, getComments) with descriptions that say which
+        vague = a.verb == b.verb and min(len(text_words(a.text)), len(text_words(b.text))) < min_words
+        if desc_sim < t_desc and not vague:
+            continue  # the descriptions tell them apart (getStory: one by id; getStories: many by type)
+        if _mentions(a.text, b.name) or _mentions(b.text, a.name):
+            continue  # the descriptions already point at each other
+        for me, other in ((i, b), (j, a)):
+            yield Hit(tools[me], tools[me].name_pointer, f"looks like {other.name!r} (name similarity "
+                      f"{name_sim:.2f}, description similarity {desc_sim:.2f}); the model cannot tell which to "
+                      "pick", f"Merge the two, or say in each description when to use it and when to call "
+                      f"{other.name!r} instead.")
+
+
+def check_too_many(tools: Sequence[ToolDef], config: LintConfig) -> Iterator[Hit]:
+    limit = int(config.threshold("max-tools"))
+    if len(tools) > limit:
+        yield Hit(None, "", f"{len(tools)} tools in one toolset (more than {limit}); picking accuracy falls as "
+                  "the list grows", "Show fewer tools per request: route first (by topic) or search first "
+                  "(retrieve the few that match the message).")
+
+
+def check_duplicate(tools: Sequence[ToolDef], config: LintConfig) -> Iterator[Hit]:
+    """Across the whole run: one name twice in a toolset, or from two sources."""
+    by_name: dict[str, list[ToolDef]] = defaultdict(list)
+    for t in tools:
+        if isinstance(t.name, str):
+            by_name[t.name].append(t)
+    for name, same in by_name.items():
+        if len(same) < 2:
+            continue
+        groups = Counter((t.source, t.toolset) for t in same)
+        sources = sorted({t.source for t in same})
+        if len(sources) < 2 and max(groups.values()) < 2:
+            continue  # one name in several toolsets of one source (e.g. a corpus of servers): never combined
+        where = ", ".join(repr(s) for s in sources) if len(sources) > 1 else f"toolset {same[0].toolset!r}"
+        for t in same:
+            yield Hit(t, t.name_pointer, f"name {name!r} is defined {len(same)} times ({where}); a client keeps "
+                      "one or renames them", "Prefix names with the server or domain (e.g. 'shop_search'), or "
+                      "drop one.")
+
+
+def check_versioned_twin(tools: Sequence[ToolDef], config: LintConfig) -> Iterator[Hit]:
+    by_name = {t.name: t for t in reversed(tools) if isinstance(t.name, str)}
+    for t in tools:
+        if not isinstance(t.name, str):
+            continue
+        base = base_name(t.name)
+        if base != t.name and base in by_name:
+            twin = by_name[base]
+            yield Hit(t, t.name_pointer, f"{t.name!r} is a versioned twin of {base!r}; the model sees two tools "
+                      "for one job and may call both (two orders, two bills)",
+                      f"Keep one tool named {base!r}; retire the other.")
+            yield Hit(twin, twin.name_pointer, f"{base!r} has a versioned twin {t.name!r}; the model sees two "
+                      "tools for one job and may call both", f"Keep one tool named {base!r}; retire the other.")
+
+
+RULES: Final = (
+    Rule("TP401", "toolset-too-many", "warning", "More tools in one toolset than the threshold.",
+         "Picking accuracy falls and prompt cost grows with the number of tools shown.",
+         "Route first or search first.", toolset_check=check_too_many, family="toolset"),
+    Rule("TP402", "toolset-look-alike", "warning", "Two tools look alike by name or description and neither "
+         "description names the other.", "The nine spice jars: the model picks one at random.",
+         "Merge them, or make each description point at the other.", toolset_check=check_lookalike,
+         family="toolset"),
+    Rule("TP403", "toolset-duplicate-name", "error", "The same name comes from two sources (or twice in one).",
+         "Clients keep one, rename both, or fail.", "Prefix by server or domain.", toolset_check=check_duplicate,
+         family="toolset"),
+    Rule("TP404", "toolset-versioned-twin", "error", "A tool and its versioned twin (order, order_v2) are both "
+         "visible.", "The model cannot tell the old one is old; a retry through the twin repeats the write.",
+         "Keep one.", toolset_check=check_versioned_twin, family="toolset"),
+)
+RUN_WIDE: Final = frozenset({"TP403"})
