@@ -375,9 +375,8 @@ class Runner:
                     run.retries += 1
                 if decision.delay_s > 0:
                     yield Sleep(decision.delay_s)
-                if tool._context_param is not None:
-                    ctx = replace(ctx, attempt=attempts + 1)
-                    call_args, call_kwargs = tool.bind(args, ctx)
+                ctx = replace(ctx, attempt=attempts + 1)
+                call_args, call_kwargs = tool.bind(args, ctx)
                 continue
             info = ErrorInfo.from_exception(error)
             if transient and fallback_from is None and tool.fallback and tool.effect == "read":
@@ -438,7 +437,7 @@ class Runner:
             fallback = self._read_fallback(tool)
             if fallback is not None:
                 return (yield from self._pipeline(fallback, args, ctx, fallback_from=tool.name))
-        hint = f"{tool.name} is failing upstream; the circuit opens again in about {retry_after_s:.0f} s."
+        hint = f"{tool.name} is failing upstream; calls are let through again in about {retry_after_s:.0f} s."
         if tool.fallback:
             hint += f" The tool {tool.fallback} can serve instead; use it only if that fits the request."
         info = ErrorInfo(
