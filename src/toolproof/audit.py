@@ -121,6 +121,28 @@ AuditEntry: TypeAlias = tuple[
 ]
 
 
+def _fast_constructor(cls: type[Any]) -> Callable[..., Any]:
+    """A positional constructor for a frozen, slotted dataclass that sets the slots directly.
+
+    A frozen dataclass's `__init__` goes through `object.__setattr__` by name for every field, which costs
+    microseconds for a 16-field record; the writer builds one record per attempt, so this builds the very
+    same frozen object (equal, immutable) about twice as fast. Built from the class's own fields, in order.
+    """
+    names = list(cls.__dataclass_fields__)
+    setters = {f"_set_{n}": cls.__dict__[n].__set__ for n in names}
+    source = (
+        f"def make({', '.join(names)}):\n    obj = _new(_cls)\n"
+        + "".join(f"    _set_{n}(obj, {n})\n" for n in names)
+        + "    return obj\n"
+    )
+    namespace: dict[str, Any] = {"_new": object.__new__, "_cls": cls, **setters}
+    exec(source, namespace)
+    return namespace["make"]  # type: ignore[no-any-return]
+
+
+_new_audit_record: Final = _fast_constructor(AuditRecord)
+
+
 def build_audit(entry: AuditEntry, redaction: Callable[[Tool], bool] = needs_redaction) -> AuditRecord:
     """Turn a queued entry into a redacted `AuditRecord` (runs on the writer thread)."""
     at, tool, ctx, arguments, validation, attempt, latency_s, outcome, error = entry
@@ -134,24 +156,14 @@ def build_audit(entry: AuditEntry, redaction: Callable[[Tool], bool] = needs_red
     failing: tuple[str, ...] = ()
     if validation == "failed" and error is not None:
         failing = (error.field or "<arguments>",)
-    return AuditRecord(
-        at=at,
-        call_id=ctx.call_id or "",
-        tool=tool.name,
-        schema_version=tool.schema_version,
-        arguments=args,
-        validation=validation,
-        attempt=attempt,
-        latency_ms=round(latency_s * 1000.0, 3),
-        outcome=outcome,
-        run_id=ctx.run_id,
-        conversation_id=ctx.conversation_id,
-        principal=ctx.principal,
-        failing_fields=failing,
-        error_class=None if error is None else error.error_class.value,
-        code=None if error is None else error.code,
-        idempotency_key=ctx.idempotency_key,
+    # Positional, in the field order of `AuditRecord` (checked by a test against the normal constructor).
+    record: AuditRecord = _new_audit_record(
+        at, ctx.call_id or "", tool.name, tool.schema_version, args, validation, attempt,
+        round(latency_s * 1000.0, 3), outcome, ctx.run_id, ctx.conversation_id, ctx.principal, failing,
+        None if error is None else error.error_class.value, None if error is None else error.code,
+        ctx.idempotency_key,
     )
+    return record
 
 
 def new_stop_id() -> str:

@@ -331,8 +331,9 @@ class Runner:
                 if guard is not None and scope is not None:
                     guard.succeeded(scope, tool.name, read=tool.effect == "read")
                 # [journal seam, issue 4] record the result against the key here, as an `Io` effect.
-                meta = Meta(tool.name, call_id, tool.schema_version, attempts,
-                            extra={"fallback_from": fallback_from} if fallback_from else {})
+                if fallback_from is None:
+                    return Envelope(True, Meta(tool.name, call_id, tool.schema_version, attempts), result)
+                meta = Meta(tool.name, call_id, tool.schema_version, attempts, extra={"fallback_from": fallback_from})
                 return Envelope(True, meta, result)
 
             transient = error.error_class in TRANSIENT_CLASSES
