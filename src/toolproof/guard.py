@@ -12,6 +12,7 @@ Decisions only; the runner asks and reports. Memory is bounded (oldest scopes ar
 from __future__ import annotations
 
 import json
+import os
 import threading
 from dataclasses import dataclass, field
 from typing import Any, Final
@@ -24,13 +25,18 @@ TOO_MANY_FAILURES: Final = "TOO_MANY_FAILURES"
 
 
 def call_key(arguments: Any) -> str:
-    """The identity of a call's arguments: the text as sent, or canonical JSON of the parsed value."""
-    if isinstance(arguments, str):
-        return arguments
+    """The identity of a call's arguments: canonical JSON (JSON text is parsed first), else the text as sent."""
+    if isinstance(arguments, str | bytes):
+        try:
+            arguments = json.loads(arguments) if len(arguments) < 1_000_000 else arguments
+        except (ValueError, RecursionError):
+            return arguments.decode("utf-8", "replace") if isinstance(arguments, bytes) else arguments
+        if isinstance(arguments, str | bytes):
+            return arguments.decode("utf-8", "replace") if isinstance(arguments, bytes) else arguments
     try:
         return json.dumps(arguments, sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=repr)
     except (TypeError, ValueError, RecursionError):
-        return repr(arguments)
+        return f"<unkeyable {os.urandom(8).hex()}>"  # too deep to compare: never treated as a repeat
 
 
 @dataclass(slots=True)

@@ -281,7 +281,7 @@ class Runner:
                 writer.submit((time.time(), tool, ctx, arguments, "failed", 0, clock.monotonic() - started,
                                "invalid", exc))
             info = ErrorInfo.from_exception(exc)
-            return (yield from self._failed(tool, ctx, arguments, info, 0, None, False, scope))
+            return (yield from self._failed(tool, ctx, arguments, info, 0, None, False, scope, arguments))
 
         # 3. [journal seam, issue 4] a write's idempotency key and journal claim go here, as an `Io` effect.
 
@@ -384,16 +384,16 @@ class Runner:
                 fallback = self._read_fallback(tool)
                 if fallback is not None:
                     return (yield from self._pipeline(fallback, args, ctx, fallback_from=tool.name))
-            return (yield from self._failed(tool, ctx, args, info, attempts, decision.reason, True, scope))
+            return (yield from self._failed(tool, ctx, args, info, attempts, decision.reason, True, scope, arguments))
 
     def _failed(
         self, tool: Tool, ctx: CallContext, arguments: Any, info: ErrorInfo, attempts: int,
-        reason: StopReason | None, dispatched: bool, scope: str | None,
+        reason: StopReason | None, dispatched: bool, scope: str | None, raw: Any,
     ) -> Pipeline:
-        """A failed call: tell the loop guard, and give up (stop record) when the orchestrator cannot go on."""
+        """A failed call: tell the loop guard (about the arguments as sent), and give up when it must."""
         guard = self.loop_guard
         if guard is not None and scope is not None:
-            at_limit = guard.failed(scope, tool.name, arguments, info, remember=not info.retryable)
+            at_limit = guard.failed(scope, tool.name, raw, info, remember=not info.retryable)
             if at_limit and reason is None:
                 reason = StopReason.FAILURE_LIMIT
         if reason is None and info.next_action is NextAction.ESCALATE:
