@@ -257,6 +257,17 @@ def test_an_idempotent_write_is_retried() -> None:
     assert env.ok and len(handler.calls) == 2
 
 
+def test_an_idempotent_write_whose_reply_was_lost_is_retried_and_its_give_up_says_unknown() -> None:
+    handler = Scripted(TimeoutError(), TimeoutError(), TimeoutError())
+    r = runner(tool("place_order", handler, effect="write", idempotent=True))
+    env = r.call_sync("place_order", {}, context=CallContext(idempotency_key="k-9"))
+    assert len(handler.calls) == 3
+    assert env.error is not None and env.error.error_class == "transient_upstream"
+    assert env.error.next_action == "escalate"
+    stop = r.store.get_stop(env.meta.extra["stop_id"])
+    assert stop is not None and stop.effect_status == "unknown" and stop.idempotency_key == "k-9"
+
+
 def test_a_high_risk_write_escalates_at_once() -> None:
     handler = Scripted(down(), {"cancelled": True})
     r = runner(tool("cancel_order", handler, effect="write", idempotent=True, risk="high"))

@@ -320,7 +320,10 @@ class Runner:
                 except ToolError as exc:
                     error = exc
             else:
-                error = classify_exception(outcome.error, effect=tool.effect, dispatched=True)
+                # A lost reply is a possible double effect only for a write that may not be repeated; an
+                # idempotent write (its owner enforces the key) may be retried like a read.
+                may_repeat = tool.effect == "read" or tool.idempotent
+                error = classify_exception(outcome.error, effect="read" if may_repeat else "write", dispatched=True)
             if error is None:
                 if breaker is not None:
                     breaker.record(failure=False, trial=trial)
