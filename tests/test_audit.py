@@ -234,6 +234,15 @@ def test_writer_is_lazy_and_close_is_idempotent() -> None:
     writer.close()
 
 
+def test_calls_after_close_are_still_recorded() -> None:
+    store = MemoryStore()
+    r = Runner(build_tools(), store=store)
+    r.call_sync("get_account", {"user": "a", "api_token": "t"})
+    r.close()
+    r.call_sync("get_account", {"user": "b", "api_token": "t"})
+    assert [x.arguments["user"] for x in reversed(store.list_audit())] == ["a", "b"]
+
+
 def test_opentelemetry_spans_follow_the_genai_conventions() -> None:
     from opentelemetry.sdk.trace import TracerProvider
     from opentelemetry.sdk.trace.export import SimpleSpanProcessor

@@ -143,13 +143,21 @@ def _fast_constructor(cls: type[Any]) -> Callable[..., Any]:
 _new_audit_record: Final = _fast_constructor(AuditRecord)
 
 
-def build_audit(entry: AuditEntry, redaction: Callable[[Tool], bool] = needs_redaction) -> AuditRecord:
-    """Turn a queued entry into a redacted `AuditRecord` (runs on the writer thread)."""
+def build_audit(entry: AuditEntry, redaction: dict[Tool, bool] | None = None) -> AuditRecord:
+    """Turn a queued entry into a redacted `AuditRecord` (runs on the writer thread).
+
+    `redaction` caches `needs_redaction` per tool (the writer keeps one).
+    """
     at, tool, ctx, arguments, validation, attempt, latency_s, outcome, error = entry
     secrets = tool.secret_fields
+    if redaction is None:
+        redaction = {}
+    walk = redaction.get(tool)
+    if walk is None:
+        walk = redaction[tool] = needs_redaction(tool)
     if validation == "failed":
         args = redact_raw(arguments, secrets)
-    elif redaction(tool):
+    elif walk:
         args = redact(arguments, secrets)
     else:
         args = arguments  # validated against a closed schema with no secret-looking names: nothing to hide
@@ -159,7 +167,7 @@ def build_audit(entry: AuditEntry, redaction: Callable[[Tool], bool] = needs_red
     # Positional, in the field order of `AuditRecord` (checked by a test against the normal constructor).
     record: AuditRecord = _new_audit_record(
         at, ctx.call_id or "", tool.name, tool.schema_version, args, validation, attempt,
-        round(latency_s * 1000.0, 3), outcome, ctx.run_id, ctx.conversation_id, ctx.principal, failing,
+        latency_s * 1000.0, outcome, ctx.run_id, ctx.conversation_id, ctx.principal, failing,
         None if error is None else error.error_class.value, None if error is None else error.code,
         ctx.idempotency_key,
     )
@@ -256,12 +264,6 @@ class AuditWriter:
         self.failed_batches = 0
         self._redaction: dict[Tool, bool] = {}
 
-    def _needs_redaction(self, tool: Tool) -> bool:
-        found = self._redaction.get(tool)
-        if found is None:
-            found = self._redaction[tool] = needs_redaction(tool)
-        return found
-
     def submit(self, entry: AuditEntry) -> None:
         """Queue one entry (the hot path: an append, and a wake-up when a batch is full)."""
         self._pending.append(entry)
@@ -271,11 +273,11 @@ class AuditWriter:
             self._wake.set()
 
     def _start(self) -> None:
+        if self._closed:  # used after close(): write inline, nothing waits in a queue no thread drains
+            self.flush()
+            return
         with self._write_lock:
             if self._thread is not None:
-                return
-            if self._closed:
-                self._thread = threading.current_thread()  # closed: write inline from now on
                 return
             thread = threading.Thread(target=self._run, name="toolproof-audit", daemon=True)
             self._thread = thread
@@ -299,7 +301,8 @@ class AuditWriter:
                     batch.append(pending.popleft())
                 except IndexError:  # pragma: no cover - drained concurrently
                     break
-            records = [build_audit(entry, self._needs_redaction) for entry in batch]
+            cache = self._redaction
+            records = [build_audit(entry, cache) for entry in batch]
             if self.persist:
                 try:
                     self.store.append_audit(records)
@@ -347,6 +350,7 @@ class AuditWriter:
         thread = self._thread
         if thread is not None and thread is not threading.current_thread() and thread.is_alive():
             thread.join(timeout=30)
+        self._thread = None  # later submits write inline
         self.flush()
 
 
