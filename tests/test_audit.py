@@ -85,7 +85,7 @@ def test_deep_values_do_not_crash() -> None:
 
 def test_a_secret_never_reaches_a_record_a_stop_or_a_log(caplog: pytest.LogCaptureFixture) -> None:
     caplog.set_level(logging.DEBUG, logger="toolproof")
-    r = Runner(build_tools())
+    r = Runner(build_tools(), retry=RetryPolicy(base_delay_s=0.0))
     ctx = CallContext(conversation_id="c1", run_id="r1", principal="p")
     assert r.call_sync("get_account", {"user": "ann", "api_token": SECRET}, context=ctx).ok
     r.call_sync("get_account", {"user": "locked", "api_token": SECRET}, context=ctx)  # stop record
