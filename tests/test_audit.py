@@ -267,6 +267,46 @@ def test_opentelemetry_spans_follow_the_genai_conventions() -> None:
     assert SECRET not in json.dumps([dict(s.attributes or {}) for s in spans])
 
 
+def test_handler_spans_nest_under_the_tool_span_and_cancellation_ends_it() -> None:
+    import asyncio
+
+    from opentelemetry.sdk.trace import TracerProvider
+    from opentelemetry.sdk.trace.export import SimpleSpanProcessor
+    from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
+
+    exporter = InMemorySpanExporter()
+    provider = TracerProvider()
+    provider.add_span_processor(SimpleSpanProcessor(exporter))
+    tracer = provider.get_tracer("test")
+
+    def inner(args: dict[str, Any], ctx: CallContext) -> Any:
+        with tracer.start_as_current_span("http GET"):
+            return {"ok": True}
+
+    async def hang(args: dict[str, Any], ctx: CallContext) -> Any:
+        await asyncio.sleep(10)
+
+    schema = {"type": "object", "properties": {}}
+    tools = Toolset([Tool.from_schema("get_a", "A.", schema, inner, effect="read"),
+                     Tool.from_schema("get_b", "B.", schema, hang, effect="read")])
+    r = Runner(tools, otel=tracer)
+    r.call_sync("get_a", {})
+    child, parent = exporter.get_finished_spans()
+    assert child.parent is not None and child.parent.span_id == parent.context.span_id
+
+    async def cancel() -> None:
+        task = asyncio.ensure_future(r.call("get_b", {}))
+        await asyncio.sleep(0.05)
+        task.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await task
+
+    asyncio.run(cancel())
+    last = exporter.get_finished_spans()[-1]
+    assert last.name == "execute_tool get_b"
+    assert dict(last.attributes or {})["error.type"] == "cancelled"
+
+
 async def test_spans_on_the_async_path() -> None:
     from opentelemetry.sdk.trace import TracerProvider
     from opentelemetry.sdk.trace.export import SimpleSpanProcessor

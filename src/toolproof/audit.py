@@ -369,9 +369,13 @@ class ToolSpans:
             tracer = trace.get_tracer("toolproof")
         self.tracer = tracer
 
-    def start(self, tool: Tool, call_id: str) -> Any:
-        return self.tracer.start_span(
+    def start(self, tool: Tool, call_id: str) -> tuple[Any, Any]:
+        """Start the span and make it current; returns (span, the token to restore the context with)."""
+        from opentelemetry import context, trace
+
+        span = self.tracer.start_span(
             f"execute_tool {tool.name}",
+            kind=trace.SpanKind.INTERNAL,
             attributes={
                 "gen_ai.operation.name": "execute_tool",
                 "gen_ai.tool.name": tool.name,
@@ -380,9 +384,13 @@ class ToolSpans:
                 "gen_ai.tool.description": tool.description[:500],
             },
         )
+        return span, context.attach(trace.set_span_in_context(span))
 
-    def end(self, span: Any, envelope: Envelope | None, exc: BaseException | None = None) -> None:
+    def end(self, span: Any, token: Any, envelope: Envelope | None, exc: BaseException | None = None) -> None:
+        from opentelemetry import context
         from opentelemetry.trace import Status, StatusCode
+
+        context.detach(token)
 
         if envelope is not None:
             span.set_attribute("toolproof.attempts", envelope.meta.attempts)
@@ -398,6 +406,7 @@ class ToolSpans:
             if fallback_from:
                 span.set_attribute("toolproof.fallback_from", str(fallback_from))
         elif exc is not None:
-            span.set_attribute("error.type", type(exc).__qualname__)
-            span.set_status(Status(StatusCode.ERROR, type(exc).__qualname__))
+            kind = "cancelled" if isinstance(exc, GeneratorExit) else type(exc).__qualname__
+            span.set_attribute("error.type", kind)
+            span.set_status(Status(StatusCode.ERROR, kind))
         span.end()

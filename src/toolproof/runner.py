@@ -209,6 +209,8 @@ class Runner:
                     outcome = await effect.async_() if effect.async_ is not None else effect.sync()
         except StopIteration as done:
             return done.value  # type: ignore[no-any-return]
+        finally:
+            pipeline.close()  # cancelled mid-call: the pipeline's cleanup runs here, in this context
 
     def call_sync(self, name: str, arguments: Any = None, *, context: CallContext | None = None) -> Envelope:
         """The same pipeline for synchronous callers; sync handlers run without an event loop."""
@@ -228,6 +230,8 @@ class Runner:
                     outcome = effect.sync()
         except StopIteration as done:
             return done.value  # type: ignore[no-any-return]
+        finally:
+            pipeline.close()
 
     # --- the pipeline ---------------------------------------------------------------------------------------
 
@@ -245,14 +249,16 @@ class Runner:
         return self._pipeline(tool, arguments, ctx)
 
     def _traced(self, tool: Tool, arguments: Any, ctx: CallContext) -> Pipeline:
-        assert self._spans is not None
-        span = self._spans.start(tool, ctx.call_id or "")
+        """The pipeline inside an `execute_tool` span, current while it runs (handler spans nest under it)."""
+        spans = self._spans
+        assert spans is not None
+        span, token = spans.start(tool, ctx.call_id or "")
         try:
             envelope = yield from self._pipeline(tool, arguments, ctx)
-        except BaseException as exc:
-            self._spans.end(span, None, exc)
+        except BaseException as exc:  # includes GeneratorExit: the driver closes an abandoned pipeline
+            spans.end(span, token, None, exc)
             raise
-        self._spans.end(span, envelope)
+        spans.end(span, token, envelope)
         return envelope
 
     def _pipeline(self, tool: Tool, arguments: Any, ctx: CallContext, fallback_from: str | None = None) -> Pipeline:
