@@ -8,18 +8,21 @@ Cases (µs per call, best of several interleaved rounds):
 - `runner, features off`: `Runner(toolset)` with retry, breaker, guard, bucket, budget and audit off.
 - `runner, orchestrated`: the defaults: retry policy, breaker, token bucket, loop guard, in-memory audit
   (the background writer's work is included: the timing ends after `flush()`).
-- `runner, orchestrated, run context`: the same, calls carrying a run and conversation id (run budget and
+- `runner, orchestrated, no audit`: the same with `audit=False` (what the audit trail costs, by difference).
+- `runner, orchestrated, run context`: the defaults, calls carrying a run and conversation id (run budget and
   loop guard engaged).
 - `runner, sqlite audit`: the audit trail in a SQLite file (n/a until the SQLite store exists).
 
-Ratios: tenacity+pybreaker's overhead over the handler divided by the orchestration's overhead (runner
-orchestrated minus runner features off): the target is >= 5. And what the whole guarded call adds over
-validating with jsonschema-rs.
+Values are the best round; overheads are medians of differences measured in the same round (robust to
+drift on a shared machine). Ratio: tenacity+pybreaker's overhead over the handler divided by the
+orchestration's overhead (runner orchestrated minus runner features off): the target is >= 5. And what
+the whole guarded call adds over validating with jsonschema-rs.
 Run: `python benchmarks/bench_orchestrator.py` (`--quick` for a short run).
 """
 
 from __future__ import annotations
 
+import gc
 import statistics
 import sys
 import tempfile
@@ -63,9 +66,10 @@ def _no_features(ts: Toolset) -> Runner:
     return Runner(ts, retry=None, breakers=None, loop_guard=None, retry_bucket=None, budget=None, audit=False)
 
 
-def measure(quick: bool) -> dict[str, float | None]:
-    n = 3_000 if quick else 20_000
-    rounds = 3 if quick else 7
+def measure(quick: bool) -> dict[str, list[float]]:
+    # Many short interleaved rounds, best of each: robust to a machine shared with other work.
+    n = 1_000 if quick else 4_000
+    rounds = 5 if quick else 21
     ts = Toolset([get_price])
     handler = get_price.handler
     validator = jsonschema_rs.validator_for(get_price.input_schema)
@@ -83,6 +87,7 @@ def measure(quick: bool) -> dict[str, float | None]:
 
     off = _no_features(ts)
     on = Runner(ts)
+    unaudited = Runner(ts, audit=False)
     ctx = CallContext(run_id="bench-run", conversation_id="bench-chat")
     cases: dict[str, tuple[Callable[[], Any], Callable[[], Any] | None]] = {
         "handler": (lambda: handler(**ARGS), None),
@@ -90,6 +95,7 @@ def measure(quick: bool) -> dict[str, float | None]:
         "validate+handler": (validated, None),
         "runner, features off": (lambda: off.call_sync("get_price", ARGS), None),
         "runner, orchestrated": (lambda: on.call_sync("get_price", ARGS), on.flush),
+        "runner, orchestrated, no audit": (lambda: unaudited.call_sync("get_price", ARGS), None),
         "runner, orchestrated, run context": (lambda: on.call_sync("get_price", ARGS, context=ctx), on.flush),
     }
     sqlite_runner: Runner | None = None
@@ -106,23 +112,32 @@ def measure(quick: bool) -> dict[str, float | None]:
     for fn, _ in cases.values():  # warm up
         for _ in range(500):
             fn()
-    for _ in range(rounds):
-        for name, (fn, after) in cases.items():
+    names = list(cases)
+    for i in range(rounds):
+        # Alternate the order each round, so that drift on a shared machine falls on every case alike.
+        for name in names if i % 2 == 0 else reversed(names):
+            fn, after = cases[name]
+            gc.collect()
             samples[name].append(_time(fn, n, after))
     on.close()
     off.close()
+    unaudited.close()
     if sqlite_runner is not None:
         sqlite_runner.close()
     tmp.cleanup()
-    out: dict[str, float | None] = {name: min(values) for name, values in samples.items()}
-    out["_median_orchestrated"] = statistics.median(samples["runner, orchestrated"])
-    out.setdefault("runner, sqlite audit", None)
-    return out
+    return samples
+
+
+def _paired(samples: dict[str, list[float]], a: str, b: str) -> float | None:
+    """Median over rounds of (a - b) measured in the same round: robust to drift between rounds."""
+    if a not in samples or b not in samples:
+        return None
+    return statistics.median(x - y for x, y in zip(samples[a], samples[b], strict=True))
 
 
 def run(quick: bool = False) -> list[dict[str, Any]]:
-    m = measure(quick)
-    bare = m["handler"] or 0.0
+    samples = measure(quick)
+    best = {name: min(values) for name, values in samples.items()}
     rows: list[dict[str, Any]] = []
 
     def row(case: str, value: float | None, baseline: float | None = None, ratio: float | None = None,
@@ -131,19 +146,26 @@ def run(quick: bool = False) -> list[dict[str, Any]]:
                      "baseline": baseline, "ratio": ratio})
 
     for name in ("handler", "tenacity+pybreaker", "validate+handler", "runner, features off",
-                 "runner, orchestrated", "runner, orchestrated, run context", "runner, sqlite audit"):
-        row(name, m[name], bare if name != "handler" else None)
-    composed = (m["tenacity+pybreaker"] or 0.0) - bare
-    orchestration = max((m["runner, orchestrated"] or 0.0) - (m["runner, features off"] or 0.0), 0.01)
+                 "runner, orchestrated", "runner, orchestrated, no audit", "runner, orchestrated, run context",
+                 "runner, sqlite audit"):
+        row(name, best.get(name), None if name == "handler" else best["handler"])
+
+    def ratio(base: float | None, value: float | None) -> float | None:
+        return None if base is None or value is None or value < 0.05 else base / value
+
+    composed = _paired(samples, "tenacity+pybreaker", "handler")
+    orchestration = _paired(samples, "runner, orchestrated", "runner, features off")
+    no_audit = _paired(samples, "runner, orchestrated, no audit", "runner, features off")
     row("overhead: tenacity+pybreaker over handler", composed)
-    row("overhead: orchestration (orchestrated - features off)", orchestration, composed, composed / orchestration)
-    guarded = (m["runner, orchestrated"] or 0.0) - (m["validate+handler"] or 0.0)
-    row("overhead: orchestrated runner over validate+handler", guarded)
-    plain = (m["runner, features off"] or 0.0) - (m["validate+handler"] or 0.0)
-    row("overhead: runner features off over validate+handler", plain)
-    sqlite = m["runner, sqlite audit"]
-    row("overhead: sqlite audit over in-memory audit",
-        None if sqlite is None else sqlite - (m["runner, orchestrated"] or 0.0))
+    row("overhead: orchestration (orchestrated - features off)", orchestration, composed,
+        ratio(composed, orchestration))
+    row("overhead: orchestration without the audit trail", no_audit, composed, ratio(composed, no_audit))
+    row("overhead: orchestrated runner over validate+handler", _paired(samples, "runner, orchestrated",
+                                                                        "validate+handler"))
+    row("overhead: runner features off over validate+handler", _paired(samples, "runner, features off",
+                                                                        "validate+handler"))
+    row("overhead: sqlite audit over in-memory audit", _paired(samples, "runner, sqlite audit",
+                                                                "runner, orchestrated"))
     return rows
 
 
@@ -160,8 +182,6 @@ def main() -> None:
         table.add_row(r["case"], fmt(r["value"]), r["unit"], fmt(r["baseline"]), fmt(r["ratio"]))
     Console().print(table)
 
-
-Mode = Literal["quick", "full"]
 
 if __name__ == "__main__":
     main()
