@@ -5,6 +5,8 @@ from __future__ import annotations
 import threading
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from toolproof.breaker import BreakerConfig, BreakerState, CircuitBreaker
 
@@ -160,3 +162,37 @@ def test_one_trial_among_many_threads() -> None:
     for t in threads:
         t.join()
     assert trials == [True]
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    steps=st.lists(
+        st.tuples(st.sampled_from(["call_ok", "call_fail", "tick"]), st.floats(0, 20)), min_size=1, max_size=60
+    ),
+    threshold=st.integers(1, 5),
+)
+def test_property_the_state_machine_never_dispatches_while_open(steps: list[tuple[str, float]], threshold: int) -> None:
+    """Whatever happens: refused while open (with the time left), one trial at a time, open only after failures."""
+    b, now = make(failure_threshold=threshold, recovery_s=10)
+    consecutive = 0
+    for what, dt in steps:
+        if what == "tick":
+            now.t += dt
+            continue
+        before = b.state
+        adm = b.admit()
+        if before is BreakerState.OPEN:
+            assert not adm.allowed and 0 < adm.retry_after_s <= 10
+            continue
+        if not adm.allowed:
+            assert before is BreakerState.HALF_OPEN
+            continue
+        failed = what == "call_fail"
+        b.record(failure=failed, trial=adm.trial)
+        consecutive = consecutive + 1 if failed else 0
+        if adm.trial:
+            assert b.state is (BreakerState.OPEN if failed else BreakerState.CLOSED)
+            consecutive = 0
+        elif b.state is BreakerState.OPEN:
+            assert consecutive >= threshold
+            consecutive = 0
