@@ -10,6 +10,7 @@ follow the GenAI semantic conventions (`pip install 'toolproof[otel]'`).
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import json
 import logging
@@ -122,25 +123,41 @@ AuditEntry: TypeAlias = tuple[
 
 
 def _fast_constructor(cls: type[Any]) -> Callable[..., Any]:
-    """A positional constructor for a frozen, slotted dataclass that sets the slots directly.
+    """A constructor for a frozen, slotted dataclass that sets the slots directly.
 
     A frozen dataclass's `__init__` goes through `object.__setattr__` by name for every field, which costs
     microseconds for a 16-field record; the writer builds one record per attempt, so this builds the very
-    same frozen object (equal, immutable) about twice as fast. Built from the class's own fields, in order.
+    same frozen object (equal, immutable) about twice as fast. Generated from the class's own fields, with
+    their defaults, so a field added later (with a default) keeps working.
     """
-    names = list(cls.__dataclass_fields__)
-    setters = {f"_set_{n}": cls.__dict__[n].__set__ for n in names}
-    source = (
-        f"def make({', '.join(names)}):\n    obj = _new(_cls)\n"
-        + "".join(f"    _set_{n}(obj, {n})\n" for n in names)
-        + "    return obj\n"
-    )
-    namespace: dict[str, Any] = {"_new": object.__new__, "_cls": cls, **setters}
+    fields = dataclasses.fields(cls)
+    namespace: dict[str, Any] = {"_new": object.__new__, "_cls": cls, "_MISSING": dataclasses.MISSING}
+    params: list[str] = []
+    body: list[str] = ["    obj = _new(_cls)"]
+    for f in fields:
+        namespace[f"_set_{f.name}"] = cls.__dict__[f.name].__set__
+        if f.default is not dataclasses.MISSING:
+            namespace[f"_default_{f.name}"] = f.default
+            params.append(f"{f.name}=_default_{f.name}")
+        elif f.default_factory is not dataclasses.MISSING:
+            namespace[f"_factory_{f.name}"] = f.default_factory
+            params.append(f"{f.name}=_MISSING")
+            body.append(f"    if {f.name} is _MISSING: {f.name} = _factory_{f.name}()")
+        else:
+            params.append(f.name)
+        body.append(f"    _set_{f.name}(obj, {f.name})")
+    source = f"def make({', '.join(params)}):\n" + "\n".join(body) + "\n    return obj\n"
     exec(source, namespace)
     return namespace["make"]  # type: ignore[no-any-return]
 
 
 _new_audit_record: Final = _fast_constructor(AuditRecord)
+_AUDIT_ORDER: Final = (
+    "at", "call_id", "tool", "schema_version", "arguments", "validation", "attempt", "latency_ms", "outcome",
+    "run_id", "conversation_id", "principal", "failing_fields", "error_class", "code", "idempotency_key",
+)
+# `build_audit` passes these positionally: a field inserted before them must fail here, not mislabel data.
+assert tuple(f.name for f in dataclasses.fields(AuditRecord))[: len(_AUDIT_ORDER)] == _AUDIT_ORDER
 
 
 def build_audit(entry: AuditEntry, redaction: dict[Tool, bool] | None = None) -> AuditRecord:
