@@ -157,7 +157,8 @@ _AUDIT_ORDER: Final = (
     "run_id", "conversation_id", "principal", "failing_fields", "error_class", "code", "idempotency_key",
 )
 # `build_audit` passes these positionally: a field inserted before them must fail here, not mislabel data.
-assert tuple(f.name for f in dataclasses.fields(AuditRecord))[: len(_AUDIT_ORDER)] == _AUDIT_ORDER
+if tuple(f.name for f in dataclasses.fields(AuditRecord))[: len(_AUDIT_ORDER)] != _AUDIT_ORDER:  # pragma: no cover
+    raise ImportError("AuditRecord's fields changed order: update toolproof.audit.build_audit")
 
 
 def build_audit(entry: AuditEntry, redaction: dict[Tool, bool] | None = None) -> AuditRecord:
