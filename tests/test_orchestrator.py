@@ -172,6 +172,7 @@ def test_retry_after_beyond_the_budget_stops_and_says_so() -> None:
     assert env.error.error_class == "rate_limited" and env.error.retry_after_s == 600
     assert env.error.next_action == "escalate"
     assert env.meta.extra["stop_reason"] == "retry_after_too_long"
+    assert "600 s" in (env.error.hint or "")  # and says so
     assert fake.sleeps == [] and len(handler.calls) == 1
 
 

@@ -34,6 +34,22 @@ class StopReason(StrEnum):
     FAILURE_LIMIT = "failure_limit"  # too many failures of one tool within a run or conversation
 
 
+#: What the model is told when the orchestrator stops retrying (the envelope's `hint`); `{attempts}` and
+#: `{retry_after}` are filled in.
+STOP_HINTS: Final = {
+    StopReason.BUDGET_EXHAUSTED: "Retried {attempts} time(s) and it still fails. Do not call it again for this "
+    "request; tell the person it is unavailable now, or hand over.",
+    StopReason.RUN_BUDGET_EXHAUSTED: "This run has used its retry budget. Do not call it again; hand over to a "
+    "person.",
+    StopReason.RETRY_QUOTA_EXCEEDED: "Too many retries are failing across all agents right now. Do not call it "
+    "again for this request; hand over or try much later.",
+    StopReason.RETRY_AFTER_TOO_LONG: "The service asked to wait {retry_after} s, longer than this call may wait. "
+    "Do not call it again now; tell the person when it can be tried again.",
+    StopReason.HIGH_RISK: "A high-risk action failed; it is not retried automatically. Hand over to a person.",
+    StopReason.NOT_IDEMPOTENT: "This action may not be repeated automatically. Hand over to a person.",
+}
+
+
 @dataclass(frozen=True, slots=True)
 class RetryPolicy:
     """How one call is retried: attempts in all, exponential backoff with jitter, a per-call wall budget.

@@ -27,7 +27,7 @@ from .context import CallContext, new_call_id
 from .envelope import Envelope, ErrorInfo, Meta
 from .errors import CLASS_SPECS, TRANSIENT_CLASSES, ErrorClass, InvalidArgument, NextAction, OutcomeUnknown, ToolError
 from .guard import LoopGuard
-from .policy import RetryPolicy, RetryTokenBucket, RunBudget, RunState, StopReason, decide_retry
+from .policy import STOP_HINTS, RetryPolicy, RetryTokenBucket, RunBudget, RunState, StopReason, decide_retry
 from .records import EffectStatus, StopRecord
 from .stores import Store, open_store
 from .tool import Tool
@@ -389,6 +389,10 @@ class Runner:
                 call_args, call_kwargs = tool.bind(args, ctx)
                 continue
             info = ErrorInfo.from_exception(error)
+            if decision.reason in STOP_HINTS:
+                retry_after = f"{error.retry_after_s:.0f}" if error.retry_after_s is not None else "?"
+                info = replace(info, hint=STOP_HINTS[decision.reason].format(attempts=attempts,
+                                                                              retry_after=retry_after))
             if transient and fallback_from is None and tool.fallback and tool.effect == "read":
                 fallback = self._read_fallback(tool)
                 if fallback is not None:
