@@ -554,9 +554,10 @@ FAILURES = st.sampled_from(
     attempts=st.integers(1, 6),
     risk=st.sampled_from(["low", "high"]),
     calls=st.integers(1, 3),
+    path=st.sampled_from(["sync", "async"]),
 )
 def test_property_a_non_idempotent_write_is_dispatched_at_most_once(
-    script: list[Any], attempts: int, risk: Any, calls: int
+    script: list[Any], attempts: int, risk: Any, calls: int, path: str
 ) -> None:
     steps = [make() for make in script]
     handler = Scripted(*[s if s is not None else {"ok": 1} for s in steps])
@@ -564,7 +565,8 @@ def test_property_a_non_idempotent_write_is_dispatched_at_most_once(
                retry=RetryPolicy(max_attempts=attempts), breakers=BreakerConfig(failure_threshold=1))
     for i in range(calls):
         before = len(handler.calls)
-        env = r.call_sync("send_payment", {"q": str(i)})
+        args = {"q": str(i)}
+        env = r.call_sync("send_payment", args) if path == "sync" else asyncio.run(r.call("send_payment", args))
         assert len(handler.calls) - before <= 1
         if not env.ok:
             assert (env.error is not None and env.error.error_class != "transient_upstream") or (

@@ -152,6 +152,14 @@ def test_chaos(service: tuple[str, Chaos]) -> None:
     # 1. Chaos: a mix of everything, reads and writes.
     for i in range(40):
         call("get_today_price" if i % 3 else "send_order", i)
+    # 1b. The same, from four agents at once (one runner, shared breakers, bucket and budgets).
+    workers = [threading.Thread(target=lambda k=k: [call("get_today_price", 1000 + 10 * k + j) for j in range(6)])
+               for k in range(4)]
+    for w in workers:
+        w.start()
+    for w in workers:
+        w.join()
+    assert len(envelopes) == 40 + 24  # every call came back with an envelope (an assert in a thread would not)
     # 2. Outage: the breaker must open and refuse without sending.
     chaos.mode = "outage"
     sent_before = sum(chaos.requests.values())
