@@ -100,7 +100,7 @@ class CircuitBreaker:
             if self._state is BreakerState.OPEN:
                 left = self._opened_at + cfg.recovery_s - now
                 if left > 0:
-                    return Admission(False, retry_after_s=left)
+                    return Admission(False, retry_after_s=min(left, cfg.recovery_s))  # no float drift past it
                 self._state = BreakerState.HALF_OPEN
                 self._trial_started = None
             if self._state is BreakerState.HALF_OPEN:
