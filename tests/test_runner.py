@@ -109,7 +109,7 @@ def test_timeout_is_transient_for_reads_and_unknown_for_writes() -> None:
         """Time out after the effect."""
         raise TimeoutError
 
-    r = toolproof.Runner(toolproof.Toolset([read_slow, write_slow]))
+    r = toolproof.Runner(toolproof.Toolset([read_slow, write_slow]), retry=None)  # no real-time backoff
     assert r.call_sync("read_slow", {"n": 1}).error_class == "transient_upstream"
     assert r.call_sync("write_slow", {"n": 1}).error_class == "outcome_unknown"
 
@@ -143,7 +143,7 @@ def test_async_timeout_enforced() -> None:
         await asyncio.sleep(10)
         return n
 
-    env = asyncio.run(toolproof.Runner(toolproof.Toolset([hang])).call("hang", {"n": 1}))
+    env = asyncio.run(toolproof.Runner(toolproof.Toolset([hang]), retry=None).call("hang", {"n": 1}))
     assert env.error is not None and env.error.code == "TIMEOUT"
 
 
