@@ -1,0 +1,196 @@
+"""Serve a guarded toolset over MCP: our validator, our envelope, the SDK's low-level `Server` for the wire.
+
+The SDK's high-level `MCPServer` drops unknown arguments and answers validation failures with text only,
+so we build on the low-level `Server`: every `tools/call` goes through `Runner.call`, and every result is
+the envelope, as `structuredContent` and as JSON text. An unknown tool is a JSON-RPC protocol error
+(`-32602`), as the spec says; everything a tool itself does wrong is a tool result with `isError: true`.
+"""
+
+from __future__ import annotations
+
+import socket
+import sys
+import uuid
+import weakref
+from collections.abc import Mapping
+from typing import Any, Final
+
+import mcp_types as types
+from mcp.server.context import ServerRequestContext
+from mcp.server.lowlevel.server import Server
+from mcp.shared.exceptions import MCPError
+
+from ..context import CallContext
+from ..envelope import Envelope
+from ..errors import UnknownTool
+from ..runner import Runner
+from ..toolset import mcp_definition
+
+#: `_meta` keys read from a `tools/call` request (the arguments the model writes are never used for these).
+META_CONVERSATION_ID: Final = "dev.toolproof/conversation_id"
+META_PRINCIPAL: Final = "dev.toolproof/principal"
+META_RUN_ID: Final = "dev.toolproof/run_id"
+META_OCCURRENCE: Final = "dev.toolproof/occurrence"
+META_KEYS: Final = (META_CONVERSATION_ID, META_PRINCIPAL, META_RUN_ID, META_OCCURRENCE)
+
+DEFAULT_SERVER_NAME: Final = "toolproof"
+
+
+def tool_result(envelope: Envelope) -> types.CallToolResult:
+    """An envelope as an MCP tool result: `structuredContent` plus the same JSON as text; `isError` on failure."""
+    data = envelope.to_dict()
+    return types.CallToolResult(
+        content=[types.TextContent(text=envelope.to_json())],
+        structured_content=data,
+        is_error=not envelope.ok,
+    )
+
+
+def list_definitions(runner: Runner) -> list[types.Tool]:
+    """The `tools/list` items: strict `inputSchema`, success-envelope `outputSchema`, title, annotations."""
+    return [types.Tool.model_validate(mcp_definition(t), by_alias=True) for t in runner.toolset]
+
+
+class _SessionIds:
+    """A stable random id per MCP session object, used as the default conversation id."""
+
+    def __init__(self) -> None:
+        self._ids: weakref.WeakKeyDictionary[Any, str] = weakref.WeakKeyDictionary()
+
+    def get(self, session: Any) -> str:
+        try:
+            found = self._ids.get(session)
+        except TypeError:  # not weak-referenceable: fall back to its identity
+            return f"mcp-{id(session):x}"
+        if found is None:
+            found = f"mcp-{uuid.uuid4().hex}"
+            self._ids[session] = found
+        return found
+
+
+def call_context(ctx: ServerRequestContext[Any, Any], session_ids: _SessionIds | None = None) -> CallContext:
+    """The `CallContext` for one request: from the request's `_meta`, else the MCP session (never the arguments).
+
+    Keys: `dev.toolproof/conversation_id`, `dev.toolproof/principal`, `dev.toolproof/run_id`,
+    `dev.toolproof/occurrence`. Without a conversation id, the HTTP `mcp-session-id` header or the session
+    object names the conversation, so repeats inside one session are recognised as repeats.
+    """
+    meta: Mapping[str, Any] = ctx.meta or {}
+    conversation = _text(meta.get(META_CONVERSATION_ID))
+    if conversation is None:
+        conversation = _http_session_id(ctx)
+    if conversation is None:
+        conversation = (session_ids or _SessionIds()).get(ctx.session)
+    occurrence = meta.get(META_OCCURRENCE)
+    request_id = ctx.request_id
+    return CallContext(
+        conversation_id=conversation,
+        principal=_text(meta.get(META_PRINCIPAL)),
+        run_id=_text(meta.get(META_RUN_ID)),
+        occurrence=occurrence if isinstance(occurrence, int) and not isinstance(occurrence, bool) else 0,
+        metadata={"mcp_request_id": request_id} if request_id is not None else {},
+    )
+
+
+def _text(value: Any) -> str | None:
+    return value if isinstance(value, str) and value else None
+
+
+def _http_session_id(ctx: ServerRequestContext[Any, Any]) -> str | None:
+    headers = getattr(ctx.request, "headers", None)
+    if headers is None:
+        return None
+    try:
+        value = headers.get("mcp-session-id")
+    except (AttributeError, TypeError):
+        return None
+    return f"mcp-{value}" if isinstance(value, str) and value else None
+
+
+def create_server(runner: Runner, *, name: str = DEFAULT_SERVER_NAME, instructions: str | None = None) -> Server[Any]:
+    """A low-level MCP `Server` whose `tools/list` and `tools/call` are the runner's toolset and pipeline."""
+    from .. import __version__
+
+    session_ids = _SessionIds()
+    definitions = list_definitions(runner)
+
+    async def on_list_tools(
+        ctx: ServerRequestContext[Any, Any], params: types.PaginatedRequestParams | None
+    ) -> types.ListToolsResult:
+        return types.ListToolsResult(tools=definitions)
+
+    async def on_call_tool(
+        ctx: ServerRequestContext[Any, Any], params: types.CallToolRequestParams
+    ) -> types.CallToolResult:
+        if params.name not in runner.toolset:
+            raise MCPError(
+                code=types.INVALID_PARAMS,
+                message=f"Unknown tool: {params.name}",
+                data={"known_tools": runner.toolset.names},
+            )
+        context = call_context(ctx, session_ids)
+        arguments = params.arguments if params.arguments is not None else {}
+        try:
+            envelope = await runner.call(params.name, arguments, context=context)
+        except UnknownTool as exc:  # pragma: no cover - checked above; kept for toolsets that change
+            raise MCPError(code=types.INVALID_PARAMS, message=f"Unknown tool: {exc.name}") from None
+        return tool_result(envelope)
+
+    return Server(
+        name,
+        version=__version__,
+        instructions=instructions,
+        on_list_tools=on_list_tools,
+        on_call_tool=on_call_tool,
+    )
+
+
+async def serve_stdio(runner: Runner, *, name: str = DEFAULT_SERVER_NAME) -> None:
+    """Serve the runner's toolset on this process's stdin/stdout until the client closes it."""
+    from mcp.server.stdio import stdio_server
+
+    server = create_server(runner, name=name)
+    async with stdio_server() as (read_stream, write_stream):
+        await server.run(read_stream, write_stream, server.create_initialization_options())
+
+
+def bind_socket(host: str, port: int) -> socket.socket:
+    """A listening TCP socket (port 0 picks a free one: read it back with `getsockname()`)."""
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    sock = socket.socket(family, socket.SOCK_STREAM)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    sock.bind((host, port))
+    sock.listen(128)
+    sock.setblocking(False)
+    return sock
+
+
+async def serve_http(
+    runner: Runner,
+    *,
+    host: str = "127.0.0.1",
+    port: int = 8000,
+    path: str = "/mcp",
+    name: str = DEFAULT_SERVER_NAME,
+    announce: bool = True,
+) -> None:
+    """Serve over streamable HTTP at `http://HOST:PORT/mcp` until cancelled.
+
+    With `announce`, one line `toolproof: serving MCP on URL` goes to stderr once the socket listens
+    (so `--port 0` callers can read the port that was picked).
+    """
+    import uvicorn
+
+    server = create_server(runner, name=name)
+    app = server.streamable_http_app(streamable_http_path=path, host=host)
+    sock = bind_socket(host, port)
+    bound_port = sock.getsockname()[1]
+    shown_host = f"[{host}]" if ":" in host else host
+    config = uvicorn.Config(app, log_level="warning", lifespan="on")
+    web = uvicorn.Server(config)
+    if announce:
+        print(f"toolproof: serving MCP on http://{shown_host}:{bound_port}{path}", file=sys.stderr, flush=True)
+    try:
+        await web.serve(sockets=[sock])
+    finally:
+        sock.close()
