@@ -3,7 +3,7 @@
 The SDK's `Client` is an async context manager that must be entered and left in the same task, so one
 owner task per connection holds it open; calls from any task use it. When the upstream process exits or
 the stream breaks, the owner ends and the next call starts a fresh one. A call that times out triggers a
-ping: an upstream that does not answer it either is treated as hung and restarted.
+probe (`tools/list`): an upstream that does not answer it either is treated as hung and restarted.
 
 Failures are raised as the contract sees them: not started -> `TransientUpstream` (nothing was sent, so
 even a write is known not done); lost or timed out after sending -> `ConnectionError`/`TimeoutError`,
@@ -29,7 +29,7 @@ from .config import Upstream
 
 log = logging.getLogger("toolproof.mcp")
 
-PING_TIMEOUT_S: Final = 2.0
+PROBE_TIMEOUT_S: Final = 2.0
 _BROKEN: Final = (
     anyio.ClosedResourceError,
     anyio.BrokenResourceError,
@@ -124,16 +124,17 @@ class UpstreamConnection:
                 self._stop.set()
 
     def _suspect(self, client: Client) -> None:
-        """After a timeout: ping in the background and restart the upstream if it does not answer."""
+        """After a timeout: probe in the background (a `tools/list`) and restart the upstream if it does not answer."""
         if self._closed or self._client is not client:
             return
 
         async def check() -> None:
             try:
-                with anyio.fail_after(PING_TIMEOUT_S):
-                    await client.send_ping()
+                with anyio.fail_after(PROBE_TIMEOUT_S):
+                    # `ping` is gone from the 2026-07-28 protocol; a listing works in every era.
+                    await client.list_tools()
             except Exception:
-                log.warning("upstream %r did not answer a ping after a timeout: restarting", self.upstream.name)
+                log.warning("upstream %r did not answer a probe after a timeout: restarting", self.upstream.name)
                 self._drop(client)
 
         task = asyncio.get_running_loop().create_task(check())
