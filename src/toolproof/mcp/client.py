@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import copy
 from collections.abc import Mapping, Sequence
+from dataclasses import replace
 from typing import Any
 
 import mcp_types as types
@@ -163,11 +164,12 @@ async def import_tools(
     """Connect to an MCP server and return its tools as a `Toolset` that runs through a `Runner`.
 
     `source` is a URL (`http(s)://...`, streamable HTTP), a command line (a string or an argv list: stdio),
-    or a full `Upstream`. Untrusted by default: every tool is a non-idempotent write unless `tools`
-    overrides say otherwise. `prefix=True` names tools `NAME__tool`. Close the result with `aclose()`.
+    or a full `Upstream` (then `trusted=True` and `tools` are added to its own). Untrusted by default:
+    every tool is a non-idempotent write unless `tools` overrides say otherwise. `prefix=True` names
+    tools `NAME__tool`. Close the result with `aclose()` or use it as `async with`.
     """
     if isinstance(source, Upstream):
-        upstream = source
+        upstream = replace(source, trusted=source.trusted or trusted, tools={**source.tools, **(tools or {})})
     elif isinstance(source, str) and source.startswith(("http://", "https://")):
         upstream = Upstream(name=name, url=source, trusted=trusted, tools=tools or {}, timeout_s=timeout_s,
                             errors=errors)

@@ -51,6 +51,7 @@ class UpstreamConnection:
         self._stop: asyncio.Event | None = None
         self._lock: asyncio.Lock | None = None
         self._tasks: set[asyncio.Task[Any]] = set()
+        self._probe: asyncio.Task[None] | None = None
         self._closed = False
 
     # --- lifecycle -----------------------------------------------------------------------------------------
@@ -63,6 +64,10 @@ class UpstreamConnection:
                                      cwd=up.cwd)
 
     async def _ensure(self) -> Client:
+        probe = self._probe
+        if probe is not None and not probe.done():
+            # A call timed out: send nothing more until the probe says whether the upstream is hung.
+            await asyncio.shield(probe)
         client = self._client
         if client is not None:
             return client
@@ -125,7 +130,7 @@ class UpstreamConnection:
 
     def _suspect(self, client: Client) -> None:
         """After a timeout: probe in the background (a `tools/list`) and restart the upstream if it does not answer."""
-        if self._closed or self._client is not client:
+        if self._closed or self._client is not client or (self._probe is not None and not self._probe.done()):
             return
 
         async def check() -> None:
@@ -140,6 +145,7 @@ class UpstreamConnection:
         task = asyncio.get_running_loop().create_task(check())
         self._tasks.add(task)
         task.add_done_callback(self._tasks.discard)
+        self._probe = task
 
     async def aclose(self) -> None:
         """Stop the session (and the stdio process) and wait for the owner task to end."""
