@@ -48,7 +48,42 @@ def tool_result(envelope: Envelope) -> types.CallToolResult:
 
 def list_definitions(runner: Runner) -> list[types.Tool]:
     """The `tools/list` items: strict `inputSchema`, success-envelope `outputSchema`, title, annotations."""
-    return [types.Tool.model_validate(mcp_definition(t), by_alias=True) for t in runner.toolset]
+    items = []
+    for tool in runner.toolset:
+        definition = mcp_definition(tool)
+        definition["outputSchema"] = hoist_result_defs(definition["outputSchema"])
+        items.append(types.Tool.model_validate(definition, by_alias=True))
+    return items
+
+
+def hoist_result_defs(schema: dict[str, Any]) -> dict[str, Any]:
+    """Move `$defs` of the nested `result` schema to the root, so its `#/$defs/...` refs resolve there.
+
+    A result schema with its own `$defs` (recursive models, or an imported upstream's `outputSchema`) is
+    nested under `properties.result` in the envelope, where its root-relative refs point nowhere.
+    """
+    result = schema.get("properties", {}).get("result")
+    if not isinstance(result, dict) or not isinstance(result.get("$defs"), dict):
+        return schema
+    inner = dict(result)
+    defs = inner.pop("$defs")
+    renamed = {name: f"result__{name}" for name in defs}
+
+    def rewrite(node: Any) -> Any:
+        if isinstance(node, dict):
+            out = {k: rewrite(v) for k, v in node.items()}
+            ref = out.get("$ref")
+            if isinstance(ref, str) and ref.startswith("#/$defs/") and ref[8:] in renamed:
+                out["$ref"] = "#/$defs/" + renamed[ref[8:]]
+            return out
+        if isinstance(node, list):
+            return [rewrite(v) for v in node]
+        return node
+
+    root_defs = dict(schema.get("$defs", {}))
+    root_defs.update({renamed[name]: rewrite(body) for name, body in defs.items()})
+    properties = {**schema["properties"], "result": rewrite(inner)}
+    return {**schema, "properties": properties, "$defs": root_defs}
 
 
 class _SessionIds:
