@@ -47,7 +47,10 @@ async def test_tools_list_has_strict_inputs_envelope_outputs_and_annotations(tra
     assert place.input_schema == wholesaler_toolset.get("place_order").input_schema
     assert place.input_schema["additionalProperties"] is False
     assert "conversation_id" not in json.dumps(place.input_schema)  # ids come from the context, not the model
-    assert place.output_schema is not None and set(place.output_schema["properties"]) == {"ok", "result", "meta"}
+    assert place.output_schema is not None
+    success, failure = place.output_schema["oneOf"]
+    assert set(success["properties"]) == {"ok", "result", "meta"} and success["properties"]["ok"] == {"const": True}
+    assert failure["properties"]["ok"] == {"const": False}
     assert place.title == "Place order"
     assert place.annotations is not None
     assert (place.annotations.read_only_hint, place.annotations.destructive_hint,

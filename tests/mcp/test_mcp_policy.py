@@ -9,8 +9,9 @@ import mcp_types as types
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from pydantic import BaseModel
 
-from toolproof import ErrorClass, Runner
+from toolproof import ErrorClass, Runner, Toolset
 from toolproof.envelope import Envelope, Meta
 from toolproof.errors import NotFound, ToolError
 from toolproof.mcp import (
@@ -223,6 +224,36 @@ def test_a_toolproof_output_schema_is_unwrapped_to_the_result_schema(runner: Run
     assert inner == runner.toolset.get("get_today_price").output_schema
     assert unwrap_output_schema({"type": "object"}) == {"type": "object"}
     assert unwrap_output_schema(None) is None
+
+
+class Node(BaseModel):
+    label: str
+    children: list[Node] = []
+
+
+def test_served_output_schemas_resolve_nested_defs_and_unwrap_back() -> None:
+    import jsonschema
+
+    from toolproof import tool
+    from toolproof.mcp.server import output_schema
+
+    @tool(effect="read")
+    def tree(depth: int) -> Node:
+        """Build a tree of the given depth."""
+        node = Node(label="leaf")
+        for i in range(depth):
+            node = Node(label=f"n{i}", children=[node])
+        return node
+
+    assert "$defs" in (tree.output_schema or {})  # recursive: refs survive inlining
+    schema = output_schema(tree.output_schema)
+    value = Runner(Toolset([tree])).call_sync("tree", {"depth": 3})
+    jsonschema.validate(value.to_dict(), schema)  # the success envelope, refs resolved from the root
+    failure = Runner(Toolset([tree])).call_sync("tree", {"depth": "3"})
+    jsonschema.validate(failure.to_dict(), schema)  # and the failure envelope (clients check isError too)
+    with pytest.raises(jsonschema.ValidationError):
+        jsonschema.validate({"ok": True, "result": {"label": 1}, "meta": {"tool": "t", "call_id": "c"}}, schema)
+    assert unwrap_output_schema(schema) == tree.output_schema
 
 
 def test_open_schemas_are_closed_only_when_they_declare_properties() -> None:

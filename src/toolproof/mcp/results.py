@@ -68,12 +68,25 @@ def interpret(result: types.CallToolResult, mapping: ErrorMapping, *, tool: str)
 
 
 def unwrap_output_schema(schema: Mapping[str, Any] | None) -> dict[str, Any] | None:
-    """The result schema inside a toolproof success-envelope `outputSchema`, else the schema itself."""
+    """The result schema inside a toolproof envelope `outputSchema`, else the schema itself.
+
+    A toolproof server's schema is the envelope (`oneOf` success/failure, or the success branch alone);
+    the imported tool's own result is the success branch's `result`, with the root `$defs` it refers to.
+    """
     if schema is None:
         return None
-    props = schema.get("properties")
+    branches = schema.get("oneOf")
+    success = branches[0] if isinstance(branches, list) and branches else schema
+    props = success.get("properties") if isinstance(success, Mapping) else None
     if isinstance(props, Mapping) and {"ok", "meta"} <= set(props) and "$defs" in schema:
         inner = props.get("result")
-        return dict(inner) if isinstance(inner, Mapping) and inner else None
+        if not isinstance(inner, Mapping) or not inner:
+            return None
+        own = {k[len("result__"):]: v for k, v in schema["$defs"].items() if k.startswith("result__")}
+        out = dict(inner)
+        if own:
+            text = json.dumps(out).replace('"#/$defs/result__', '"#/$defs/')
+            out = {**json.loads(text), "$defs": {k: json.loads(json.dumps(v).replace('"#/$defs/result__', '"#/$defs/'))
+                                                  for k, v in own.items()}}
+        return out
     return dict(schema)
-

@@ -21,7 +21,7 @@ from mcp.server.lowlevel.server import Server
 from mcp.shared.exceptions import MCPError
 
 from ..context import CallContext
-from ..envelope import Envelope
+from ..envelope import Envelope, envelope_schema
 from ..errors import UnknownTool
 from ..runner import Runner
 from ..toolset import mcp_definition
@@ -47,22 +47,40 @@ def tool_result(envelope: Envelope) -> types.CallToolResult:
 
 
 def list_definitions(runner: Runner) -> list[types.Tool]:
-    """The `tools/list` items: strict `inputSchema`, success-envelope `outputSchema`, title, annotations."""
+    """The `tools/list` items: strict `inputSchema`, envelope `outputSchema`, title, annotations."""
     items = []
     for tool in runner.toolset:
         definition = mcp_definition(tool)
-        definition["outputSchema"] = hoist_result_defs(definition["outputSchema"])
+        definition["outputSchema"] = output_schema(tool.output_schema)
         items.append(types.Tool.model_validate(definition, by_alias=True))
     return items
+
+
+def output_schema(result_schema: Mapping[str, Any] | None) -> dict[str, Any]:
+    """The `outputSchema` of a served tool: the envelope, its success branch narrowed to the tool's result.
+
+    The failure branch is included because some clients (the TypeScript SDK, so the MCP Inspector) check
+    `structuredContent` against `outputSchema` even when `isError` is true. No `$id`/`$schema`: clients
+    compile many tools' schemas into one validator and would reject a repeated `$id`.
+    """
+    full = envelope_schema(result_schema)
+    schema: dict[str, Any] = {
+        "type": "object",
+        "description": full["description"],
+        "oneOf": full["oneOf"],
+        "$defs": full["$defs"],
+    }
+    return hoist_result_defs(schema)
 
 
 def hoist_result_defs(schema: dict[str, Any]) -> dict[str, Any]:
     """Move `$defs` of the nested `result` schema to the root, so its `#/$defs/...` refs resolve there.
 
     A result schema with its own `$defs` (recursive models, or an imported upstream's `outputSchema`) is
-    nested under `properties.result` in the envelope, where its root-relative refs point nowhere.
+    nested under the success branch's `properties.result`, where its root-relative refs point nowhere.
     """
-    result = schema.get("properties", {}).get("result")
+    success = schema["oneOf"][0]
+    result = success.get("properties", {}).get("result")
     if not isinstance(result, dict) or not isinstance(result.get("$defs"), dict):
         return schema
     inner = dict(result)
@@ -80,10 +98,9 @@ def hoist_result_defs(schema: dict[str, Any]) -> dict[str, Any]:
             return [rewrite(v) for v in node]
         return node
 
-    root_defs = dict(schema.get("$defs", {}))
-    root_defs.update({renamed[name]: rewrite(body) for name, body in defs.items()})
-    properties = {**schema["properties"], "result": rewrite(inner)}
-    return {**schema, "properties": properties, "$defs": root_defs}
+    root_defs = {**schema["$defs"], **{renamed[name]: rewrite(body) for name, body in defs.items()}}
+    new_success = {**success, "properties": {**success["properties"], "result": rewrite(inner)}}
+    return {**schema, "oneOf": [new_success, *schema["oneOf"][1:]], "$defs": root_defs}
 
 
 class _SessionIds:
