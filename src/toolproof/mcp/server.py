@@ -199,10 +199,10 @@ def create_server(runner: Runner, *, name: str = DEFAULT_SERVER_NAME, instructio
 
 async def serve_stdio(runner: Runner, *, name: str = DEFAULT_SERVER_NAME) -> None:
     """Serve the runner's toolset on this process's stdin/stdout until the client closes it."""
-    from mcp.server.stdio import stdio_server
+    from .stdio import stdio_streams
 
     server = create_server(runner, name=name)
-    async with stdio_server() as (read_stream, write_stream):
+    async with stdio_streams() as (read_stream, write_stream):
         await server.run(read_stream, write_stream, server.create_initialization_options())
 
 
