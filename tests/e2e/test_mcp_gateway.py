@@ -153,3 +153,13 @@ def test_a_bad_config_fails_before_anything_starts(tmp_path: Path) -> None:
         stdin=subprocess.DEVNULL,
     )
     assert done.returncode == 2 and "trusted must be true or false" in " ".join(done.stderr.split())
+
+
+@pytest.mark.parametrize("command", [["serve", "examples.wholesaler:toolset"], ["gateway", "--upstream", "t=true"]])
+def test_an_unsupported_store_url_is_a_clear_error(command: list[str]) -> None:
+    done = subprocess.run(
+        [PY, "-m", "toolproof", *command, "--store", "bogus://x"],
+        cwd=REPO_ROOT, env={**child_env(), "PATH": "/usr/bin:/bin"}, capture_output=True, text=True, timeout=60,
+        stdin=subprocess.DEVNULL,
+    )
+    assert done.returncode == 2 and "bogus://x" in done.stderr and "Traceback" not in done.stderr

@@ -27,7 +27,11 @@ def serve(
     from ..mcp import serve_http, serve_stdio
     from ..runner import Runner
 
-    runner = Runner(load_toolset(target), store=store)
+    toolset = load_toolset(target)
+    try:
+        runner = Runner(toolset, store=store)
+    except ValueError as exc:
+        raise fail(str(exc)) from None
     try:
         if http:
             asyncio.run(serve_http(runner, host=host, port=port, name=name))
@@ -50,7 +54,7 @@ def gateway(
     store: str | None = typer.Option(None, "--store", help="Journal and audit store URL (overrides the config)."),
 ) -> None:
     """Serve the tools of one or more upstream MCP servers through the whole contract."""
-    from ..errors import DefinitionError, ToolError
+    from ..errors import ToolError
     from ..mcp import ConfigError, Gateway, gateway_config
 
     try:
@@ -67,7 +71,7 @@ def gateway(
 
     try:
         asyncio.run(run())
-    except (DefinitionError, ToolError) as exc:
+    except (ValueError, ToolError) as exc:  # DefinitionError and NameClash are ValueErrors
         raise fail(f"the gateway did not start: {exc}") from None
     except KeyboardInterrupt:  # pragma: no cover - interactive
         pass

@@ -13,7 +13,7 @@ from typing import Any
 from mcp.server.lowlevel.server import Server
 
 from ..runner import Runner
-from ..stores import Store
+from ..stores import Store, open_store
 from ..toolset import Toolset
 from .client import build_tools, load_upstream
 from .config import GatewayConfig
@@ -46,13 +46,17 @@ class Gateway:
         return self.runner.toolset
 
     async def start(self) -> Toolset:
+        # The store first: a bad store URL fails before any upstream process is started.
+        store = self._store if isinstance(self._store, Store) else open_store(self._store)
         try:
             loaded = await asyncio.gather(*(load_upstream(c) for c in self.connections))
             tools = build_tools(list(zip(self.connections, loaded, strict=True)), self.config.naming)
             toolset = Toolset(tools)
-            self._runner = Runner(toolset, store=self._store, **self._runner_options)
+            self._runner = Runner(toolset, store=store, **self._runner_options)
         except BaseException:
             await self.aclose()
+            if self._runner is None:
+                store.close()
             raise
         return toolset
 
