@@ -163,3 +163,24 @@ def test_an_unsupported_store_url_is_a_clear_error(command: list[str]) -> None:
         stdin=subprocess.DEVNULL,
     )
     assert done.returncode == 2 and "bogus://x" in done.stderr and "Traceback" not in done.stderr
+
+
+async def test_a_gateway_in_front_of_a_toolproof_http_server_keeps_envelopes_and_forwards_ids() -> None:
+    from toolproof.mcp import META_CONVERSATION_ID, META_PRINCIPAL
+
+    async with http_server("serve", "examples.wholesaler:toolset") as url:
+        args = ("gateway", "--upstream", f"shop={url}", "--prefix", "always")
+        async with Client(toolproof_stdio(*args), read_timeout_seconds=60) as client:
+            names = {t.name for t in (await client.list_tools()).tools}
+            assert "shop__place_order" in names and "shop__get_today_price" in names
+            enum = await client.call_tool("shop__get_today_price", {"crop": "mango"})
+            err = envelope(enum).error
+            assert err is not None and err.field == "crop" and "onion" in (err.allowed_values or [])
+            order = {"crop": "groundnut", "quantity_kg": 40, "delivery_date": "2031-02-01"}
+            meta = {META_CONVERSATION_ID: "conv-9", META_PRINCIPAL: "B-17"}
+            placed = await client.call_tool("shop__place_order", order, meta=meta)  # type: ignore[arg-type]
+            assert envelope(placed).result["note"] == "New order placed"
+            # The upstream's own NotFound survives two hops with its code and field.
+            missing = await client.call_tool("shop__get_order_status", {"order_id": 4242}, meta=meta)  # type: ignore[arg-type]
+            lost = envelope(missing).error
+            assert lost is not None and (lost.code, lost.field) == ("ORDER_NOT_FOUND", "order_id")
