@@ -118,3 +118,21 @@ async def test_import_tools_over_http_keeps_a_toolproof_envelope() -> None:
         assert signed_in.error.field == "order_id"
         bad = await runner.call("get_today_price", {"crop": "jeera", "grade": "Z"})
         assert bad.error_class is ErrorClass.INVALID_ARGUMENT  # refused here, before the wire
+
+
+async def test_an_http_upstream_that_goes_away_is_a_transport_failure_not_a_hang() -> None:
+    server = http_server("serve", TARGET)
+    url = await server.__aenter__()
+    try:
+        tools = await import_tools(url, name="shop", timeout_s=5)
+    finally:
+        await server.__aexit__(None, None, None)  # the upstream is gone from here on
+    async with tools:
+        runner = Runner(tools)
+        first = await runner.call("get_today_price", {"crop": "onion"})
+        # Untrusted, so a write: the connection broke with the call possibly sent.
+        assert first.error_class in (ErrorClass.OUTCOME_UNKNOWN, ErrorClass.TRANSIENT_UPSTREAM)
+        again = await runner.call("get_today_price", {"crop": "onion"})
+        # Nothing could be sent at all: known not done, so transient even for a write.
+        assert again.error is not None and again.error.error_class is ErrorClass.TRANSIENT_UPSTREAM
+        assert "could not be reached" in again.error.message

@@ -110,6 +110,18 @@ async def test_a_slow_read_times_out_as_transient_and_a_hung_upstream_is_restart
         assert tools.connections[0].starts == 2
 
 
+async def test_concurrent_calls_share_one_session(tmp_path: Path) -> None:
+    import asyncio
+
+    log = tmp_path / "calls.jsonl"
+    async with await import_tools(misbehaving("odd", log)) as tools:
+        runner = Runner(tools)
+        results = await asyncio.gather(*(runner.call("echo", {"text": str(i)}) for i in range(25)))
+        assert sorted(r.result for r in results) == sorted(f"odd: {i}" for i in range(25))
+        assert tools.connections[0].starts == 1
+    assert len(dispatches(log, "echo")) == 25
+
+
 async def test_an_upstream_that_cannot_start_is_a_clear_error(tmp_path: Path) -> None:
     from toolproof.errors import TransientUpstream
 

@@ -95,8 +95,9 @@ class UpstreamConnection:
             if isinstance(exc, asyncio.CancelledError):
                 raise
             detail = "did not answer in time" if isinstance(exc, TimeoutError) else _describe(exc)
+            verb = "reached" if self.upstream.url is not None else "started"
             raise TransientUpstream(
-                f"upstream {self.upstream.name!r} could not be started: {detail}",
+                f"upstream {self.upstream.name!r} could not be {verb}: {detail}",
                 code="UPSTREAM_UNAVAILABLE",
                 hint="Do not change the arguments; the call was not sent. The orchestrator may retry.",
             ) from None
