@@ -44,7 +44,7 @@ def serve(
 
 
 def gateway(
-    config: Path | None = typer.Option(None, "--config", "-c", help="Gateway TOML file ([gateway], [upstreams.NAME])."),
+    config: Path | None = typer.Option(None, "--config", "-c", help="Gateway TOML file (docs/mcp.md)."),
     upstream: list[str] = typer.Option([], "--upstream", "-u", help="NAME=COMMAND or NAME=URL (repeatable)."),
     trust: list[str] = typer.Option([], "--trust", help="Trust the annotations of this upstream (repeatable)."),
     prefix: str | None = typer.Option(None, "--prefix", help="Name prefixes: always | on_clash (default on_clash)."),
