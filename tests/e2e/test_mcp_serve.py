@@ -136,3 +136,10 @@ async def test_an_http_upstream_that_goes_away_is_a_transport_failure_not_a_hang
         # Nothing could be sent at all: known not done, so transient even for a write.
         assert again.error is not None and again.error.error_class is ErrorClass.TRANSIENT_UPSTREAM
         assert "could not be reached" in again.error.message
+
+
+async def test_a_tool_that_prints_to_stdout_does_not_corrupt_the_stdio_wire() -> None:
+    async with session("stdio", "serve", "tests.mcp_servers.noisy_toolset:toolset") as client:
+        for text in ("one", "two"):
+            result = await client.call_tool("shout", {"text": text})
+            assert result.structured_content["result"] == text.upper()
