@@ -143,3 +143,23 @@ async def test_a_tool_that_prints_to_stdout_does_not_corrupt_the_stdio_wire() ->
         for text in ("one", "two"):
             result = await client.call_tool("shout", {"text": text})
             assert result.structured_content["result"] == text.upper()
+
+
+@pytest.mark.parametrize(("transport", "mode", "repeat_recognised"),
+                         [("stdio", "auto", True), ("stdio", "legacy", True), ("http", "legacy", True),
+                          ("http", "auto", False)])
+async def test_without_a_conversation_id_the_session_names_the_conversation(
+    transport: str, mode: str, repeat_recognised: bool
+) -> None:
+    order = {"crop": "cotton_seed", "quantity_kg": 20, "delivery_date": "2031-03-03"}
+    meta = {META_PRINCIPAL: "B-17"}
+    if transport == "stdio":
+        opened: Any = Client(toolproof_stdio("serve", TARGET), mode=mode, read_timeout_seconds=30)  # type: ignore[arg-type]
+        async with opened as client:
+            notes = [(await client.call_tool("place_order", order, meta=meta)).structured_content["result"]["note"]  # type: ignore[arg-type]
+                     for _ in range(2)]
+    else:
+        async with http_server("serve", TARGET) as url, Client(url, mode=mode, read_timeout_seconds=30) as client:  # type: ignore[arg-type]
+            notes = [(await client.call_tool("place_order", order, meta=meta)).structured_content["result"]["note"]  # type: ignore[arg-type]
+                     for _ in range(2)]
+    assert notes == ["New order placed", "Already placed" if repeat_recognised else "New order placed"]

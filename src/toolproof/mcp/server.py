@@ -105,7 +105,7 @@ def hoist_result_defs(schema: dict[str, Any]) -> dict[str, Any]:
 
 
 class _SessionIds:
-    """A stable random id per MCP session object, used as the default conversation id."""
+    """A stable random id per MCP client connection, used as the default conversation id."""
 
     def __init__(self) -> None:
         self._ids: weakref.WeakKeyDictionary[Any, str] = weakref.WeakKeyDictionary()
@@ -121,19 +121,28 @@ class _SessionIds:
         return found
 
 
-def call_context(ctx: ServerRequestContext[Any, Any], session_ids: _SessionIds | None = None) -> CallContext:
+def call_context(
+    ctx: ServerRequestContext[Any, Any],
+    session_ids: _SessionIds | None = None,
+    *,
+    transport_conversation: str | None = None,
+) -> CallContext:
     """The `CallContext` for one request: from the request's `_meta`, else the MCP session (never the arguments).
 
     Keys: `dev.toolproof/conversation_id`, `dev.toolproof/principal`, `dev.toolproof/run_id`,
-    `dev.toolproof/occurrence`. Without a conversation id, the HTTP `mcp-session-id` header or the session
-    object names the conversation, so repeats inside one session are recognised as repeats.
+    `dev.toolproof/occurrence`. Without a conversation id: `transport_conversation` (stdio serves one client
+    per process, so `serve_stdio` passes one id for the process), else the HTTP `mcp-session-id` header, else
+    the SDK's client connection, so repeats inside one session are recognised as repeats.
     """
     meta: Mapping[str, Any] = ctx.meta or {}
-    conversation = _text(meta.get(META_CONVERSATION_ID))
+    conversation = _text(meta.get(META_CONVERSATION_ID)) or transport_conversation
     if conversation is None:
         conversation = _http_session_id(ctx)
     if conversation is None:
-        conversation = (session_ids or _SessionIds()).get(ctx.session)
+        # The SDK makes a `ServerSession` per request; its `Connection` is the client's (one per stdio process,
+        # one per HTTP session). `_connection` is private, so fall back to the session object without it.
+        owner = getattr(ctx.session, "_connection", None) or ctx.session
+        conversation = (session_ids or _SessionIds()).get(owner)
     occurrence = meta.get(META_OCCURRENCE)
     request_id = ctx.request_id
     return CallContext(
@@ -166,11 +175,13 @@ def create_server(
     name: str = DEFAULT_SERVER_NAME,
     instructions: str | None = None,
     sdk_tracing: bool = False,
+    transport_conversation: str | None = None,
 ) -> Server[Any]:
     """A low-level MCP `Server` whose `tools/list` and `tools/call` are the runner's toolset and pipeline.
 
-    `sdk_tracing=False` drops the SDK's per-message OpenTelemetry middleware (measured here at about a
-    millisecond per call even with no exporter); toolproof's own `execute_tool` spans are the runner's.
+    `sdk_tracing=False` drops the SDK's per-message OpenTelemetry middleware (span work on every message,
+    exporter or not); toolproof's own `execute_tool` spans are the runner's. `transport_conversation` is
+    the conversation id for requests whose `_meta` names none, when the transport serves one client only.
     """
     from .. import __version__
 
@@ -191,7 +202,7 @@ def create_server(
                 message=f"Unknown tool: {params.name}",
                 data={"known_tools": runner.toolset.names},
             )
-        context = call_context(ctx, session_ids)
+        context = call_context(ctx, session_ids, transport_conversation=transport_conversation)
         arguments = params.arguments if params.arguments is not None else {}
         try:
             envelope = await runner.call(params.name, arguments, context=context)
@@ -215,7 +226,7 @@ async def serve_stdio(runner: Runner, *, name: str = DEFAULT_SERVER_NAME) -> Non
     """Serve the runner's toolset on this process's stdin/stdout until the client closes it."""
     from .stdio import stdio_streams
 
-    server = create_server(runner, name=name)
+    server = create_server(runner, name=name, transport_conversation=f"mcp-stdio-{uuid.uuid4().hex}")
     async with stdio_streams() as (read_stream, write_stream):
         await server.run(read_stream, write_stream, server.create_initialization_options())
 
