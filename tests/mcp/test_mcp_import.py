@@ -98,7 +98,7 @@ async def test_a_slow_read_times_out_as_transient_and_a_hung_upstream_is_restart
         tools={"slow": ToolOverride(effect="read", timeout_s=0.5), "freeze": ToolOverride(timeout_s=0.5)},
     ) as tools:
         runner = Runner(tools)
-        slow = await runner.call("slow", {"seconds": 5})
+        slow = await runner.call("slow", {"seconds": 2})
         assert slow.error_class is ErrorClass.TRANSIENT_UPSTREAM  # a read: safe to retry
         quick = await runner.call("slow", {"seconds": 0})
         assert quick.ok  # the upstream was only slow: same process
