@@ -1,0 +1,114 @@
+"""The gateway's cost: a `tools/call` through `toolproof gateway` against the same call made directly to the
+same upstream (`mcp-server-time`), both over stdio with the official SDK client, in the same run. A third
+side, a bare pass-through proxy on the SDK alone (`_mcp_passthrough.py`), shows what any MCP hop costs
+with this SDK, so toolproof's own share is visible.
+
+Target (the brief): gateway p50 at most 1.2x the direct p50. Run: `python benchmarks/bench_gateway.py`
+(`--quick` for a short run). Each side gets its own warm session; calls alternate between the two sides so
+machine noise hits both equally.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import statistics
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+from mcp.client.client import Client
+from mcp.client.stdio import StdioServerParameters
+
+ROOT = Path(__file__).resolve().parents[1]
+PY = sys.executable
+UPSTREAM = [PY, "-m", "mcp_server_time", "--local-timezone", "UTC"]
+ARGS = {"timezone": "Europe/Paris"}
+
+
+def _env() -> dict[str, str]:
+    paths = [str(ROOT / "src"), str(ROOT)]
+    if os.environ.get("PYTHONPATH"):
+        paths.append(os.environ["PYTHONPATH"])
+    return {"PYTHONPATH": os.pathsep.join(paths)}
+
+
+def _percentile(values: list[float], q: float) -> float:
+    ordered = sorted(values)
+    index = min(len(ordered) - 1, max(0, round(q * (len(ordered) - 1))))
+    return ordered[index]
+
+
+async def _measure(calls: int, warmup: int) -> tuple[list[float], list[float], list[float]]:
+    direct_params = StdioServerParameters(command=UPSTREAM[0], args=UPSTREAM[1:], cwd=str(ROOT))
+    bare_params = StdioServerParameters(
+        command=PY, args=[str(ROOT / "benchmarks" / "_mcp_passthrough.py"), *UPSTREAM], env=_env(), cwd=str(ROOT)
+    )
+    gateway_params = StdioServerParameters(
+        command=PY,
+        args=["-m", "toolproof", "gateway", "--upstream", "time=" + " ".join(UPSTREAM), "--trust", "time"],
+        env=_env(),
+        cwd=str(ROOT),
+    )
+    direct_times: list[float] = []
+    gateway_times: list[float] = []
+    bare_times: list[float] = []
+    async with Client(direct_params, read_timeout_seconds=60) as direct, \
+            Client(gateway_params, read_timeout_seconds=60) as gateway, \
+            Client(bare_params, read_timeout_seconds=60) as bare:
+        for client in (direct, gateway, bare):
+            await client.list_tools()
+        for i in range(warmup + calls):
+            for client, sink in ((direct, direct_times), (gateway, gateway_times), (bare, bare_times)):
+                start = time.perf_counter()
+                result = await client.call_tool("get_current_time", ARGS)
+                elapsed = time.perf_counter() - start
+                if result.is_error:
+                    raise RuntimeError(f"benchmark call failed: {result.content}")
+                if i >= warmup:
+                    sink.append(elapsed)
+    return direct_times, gateway_times, bare_times
+
+
+def run(quick: bool) -> list[dict[str, Any]]:
+    calls, warmup = (60, 10) if quick else (400, 40)
+    direct, gateway, bare = asyncio.run(_measure(calls, warmup))
+    rows = []
+    for label, measured, baseline in (("gateway vs direct", gateway, direct),
+                                      ("bare SDK pass-through proxy vs direct", bare, direct),
+                                      ("gateway vs bare SDK pass-through proxy", gateway, bare)):
+        for stat, q in (("p50", 0.5), ("p95", 0.95)):
+            base = _percentile(baseline, q) * 1e6
+            value = _percentile(measured, q) * 1e6
+            rows.append({
+                "benchmark": "gateway",
+                "case": f"{label}, stdio, {stat}",
+                "value": round(value, 1),
+                "unit": "µs",
+                "baseline": round(base, 1),
+                "ratio": round(value / base, 3),
+            })
+    rows.append({
+        "benchmark": "gateway",
+        "case": "added latency per call (p50 difference)",
+        "value": round((statistics.median(gateway) - statistics.median(direct)) * 1e6, 1),
+        "unit": "µs",
+        "baseline": None,
+        "ratio": None,
+    })
+    return rows
+
+
+if __name__ == "__main__":
+    from rich.console import Console
+    from rich.table import Table
+
+    quick = "--quick" in sys.argv
+    table = Table(title="gateway vs direct MCP stdio call (same upstream, same run)")
+    for column in ("case", "value", "unit", "baseline", "ratio"):
+        table.add_column(column)
+    for row in run(quick):
+        table.add_row(*(str(row[c]) if row[c] is not None else "-" for c in ("case", "value", "unit", "baseline",
+                                                                               "ratio")))
+    Console().print(table)

@@ -1,0 +1,187 @@
+"""Import the tools of a remote MCP server as schema-first toolproof tools that run through the Runner.
+
+Each imported tool validates arguments against the upstream's own `inputSchema` before anything is sent
+(bad arguments never reach the upstream), forwards the call over one supervised session, and turns what
+comes back into a value or a classified `ToolError` (see `results.py`). Effect and idempotency follow the
+trust rules in `trust.py`; `Tool.upstream` names the server, so breakers work per upstream.
+"""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import Mapping, Sequence
+from dataclasses import replace
+from typing import Any
+
+import mcp_types as types
+
+from ..context import CallContext
+from ..errors import DefinitionError
+from ..tool import Tool
+from ..toolset import Toolset
+from .config import DEFAULT_TIMEOUT_S, NamingPolicy, ToolOverride, Upstream
+from .connection import UpstreamConnection
+from .errormap import DEFAULT_ERROR_MAPPING, ErrorMapping
+from .naming import Origin, assign_names
+from .results import interpret, unwrap_output_schema
+from .server import META_CONVERSATION_ID, META_OCCURRENCE, META_PRINCIPAL, META_RUN_ID
+from .trust import derive_policy
+
+#: The idempotency key the runner assigned, forwarded so an upstream that understands it can enforce it.
+META_IDEMPOTENCY_KEY = "dev.toolproof/idempotency_key"
+
+
+class ImportedToolset(Toolset):
+    """A `Toolset` whose tools call remote MCP servers; close it (or use `async with`) to stop them."""
+
+    __slots__ = ("connections",)
+
+    def __init__(self, tools: Sequence[Tool], connections: Sequence[UpstreamConnection]) -> None:
+        super().__init__(tools)
+        self.connections = tuple(connections)
+
+    async def aclose(self) -> None:
+        for conn in self.connections:
+            await conn.aclose()
+
+    async def __aenter__(self) -> ImportedToolset:
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.aclose()
+
+
+def close_open_schema(schema: Mapping[str, Any]) -> dict[str, Any]:
+    """`additionalProperties: false` at the top level when properties are declared and extras unspecified."""
+    out = copy.deepcopy(dict(schema))
+    out.setdefault("type", "object")
+    if isinstance(out.get("properties"), Mapping) and out["properties"] and "additionalProperties" not in out:
+        out["additionalProperties"] = False
+    return out
+
+
+def _context_meta(context: CallContext) -> dict[str, Any]:
+    meta: dict[str, Any] = {}
+    for key, value in (
+        (META_CONVERSATION_ID, context.conversation_id),
+        (META_PRINCIPAL, context.principal),
+        (META_RUN_ID, context.run_id),
+        (META_IDEMPOTENCY_KEY, context.idempotency_key),
+    ):
+        if value is not None:
+            meta[key] = value
+    if context.occurrence:
+        meta[META_OCCURRENCE] = context.occurrence
+    return meta
+
+
+def build_tool(
+    connection: UpstreamConnection,
+    remote: types.Tool,
+    local_name: str,
+    *,
+    errors: ErrorMapping | None = None,
+) -> Tool:
+    """One upstream tool as a schema-first `Tool` named `local_name` (trust and overrides applied)."""
+    up = connection.upstream
+    policy = derive_policy(
+        remote.annotations,
+        trusted=up.trusted,
+        override=up.override_for(remote.name),
+        default_timeout_s=up.timeout_s,
+    )
+    schema = close_open_schema(remote.input_schema) if up.close_open_schemas else dict(remote.input_schema)
+    mapping = errors or up.errors
+    remote_name = remote.name
+    shown = f"{up.name}/{remote_name}"
+    timeout_s = policy.timeout_s
+
+    async def handler(arguments: dict[str, Any], context: CallContext) -> Any:
+        result = await connection.call_tool(remote_name, arguments, timeout_s=timeout_s, meta=_context_meta(context))
+        return interpret(result, mapping, tool=shown)
+
+    annotations = remote.annotations
+    try:
+        return Tool.from_schema(
+            local_name,
+            remote.description or "",
+            schema,
+            handler,
+            effect=policy.effect,
+            idempotent=policy.idempotent,
+            risk=policy.risk,
+            timeout_s=timeout_s,
+            output_schema=unwrap_output_schema(remote.output_schema),
+            upstream=up.name,
+            open_world=bool(annotations is not None and annotations.open_world_hint),
+            title=remote.title or (annotations.title if annotations is not None else None),
+            group=up.name,
+        )
+    except DefinitionError as exc:
+        raise DefinitionError(f"upstream {up.name!r}, tool {remote_name!r}: {exc}") from None
+
+
+async def load_upstream(connection: UpstreamConnection) -> list[types.Tool]:
+    """The upstream's tools, minus the excluded ones, with a clear error for overrides naming no tool."""
+    up = connection.upstream
+    listed = await connection.list_tools()
+    names = {t.name for t in listed}
+    unknown = sorted((set(up.tools) | set(up.exclude)) - names)
+    if unknown:
+        raise DefinitionError(
+            f"upstream {up.name!r} has no tool(s) {', '.join(map(repr, unknown))} named in its config; "
+            f"it lists: {', '.join(sorted(names)) or '(none)'}"
+        )
+    return [t for t in listed if t.name not in up.exclude]
+
+
+def build_tools(
+    loaded: Sequence[tuple[UpstreamConnection, Sequence[types.Tool]]], naming: NamingPolicy
+) -> list[Tool]:
+    """Name and build the tools of several upstreams (a clash that remains raises `NameClash`)."""
+    origins: list[tuple[Origin, UpstreamConnection, types.Tool]] = []
+    for conn, remotes in loaded:
+        for remote in remotes:
+            override = conn.upstream.override_for(remote.name)
+            rename = override.rename if override is not None else None
+            origins.append((Origin(conn.upstream.name, remote.name, rename), conn, remote))
+    names = assign_names([o for o, _, _ in origins], naming)
+    return [build_tool(conn, remote, names[origin]) for origin, conn, remote in origins]
+
+
+async def import_tools(
+    source: str | Sequence[str] | Upstream,
+    *,
+    name: str = "upstream",
+    trusted: bool = False,
+    tools: Mapping[str, ToolOverride] | None = None,
+    timeout_s: float = DEFAULT_TIMEOUT_S,
+    env: Mapping[str, str] | None = None,
+    cwd: str | None = None,
+    errors: ErrorMapping = DEFAULT_ERROR_MAPPING,
+    prefix: bool = False,
+) -> ImportedToolset:
+    """Connect to an MCP server and return its tools as a `Toolset` that runs through a `Runner`.
+
+    `source` is a URL (`http(s)://...`, streamable HTTP), a command line (a string or an argv list: stdio),
+    or a full `Upstream` (then `trusted=True` and `tools` are added to its own). Untrusted by default:
+    every tool is a non-idempotent write unless `tools` overrides say otherwise. `prefix=True` names
+    tools `NAME__tool`. Close the result with `aclose()` or use it as `async with`.
+    """
+    if isinstance(source, Upstream):
+        upstream = replace(source, trusted=source.trusted or trusted, tools={**source.tools, **(tools or {})})
+    elif isinstance(source, str) and source.startswith(("http://", "https://")):
+        upstream = Upstream(name=name, url=source, trusted=trusted, tools=tools or {}, timeout_s=timeout_s,
+                            errors=errors)
+    else:
+        upstream = Upstream(name=name, command=source if isinstance(source, str) else tuple(source),  # type: ignore[arg-type]
+                            env=env or {}, cwd=cwd, trusted=trusted, tools=tools or {}, timeout_s=timeout_s,
+                            errors=errors)
+    connection = UpstreamConnection(upstream)
+    try:
+        remotes = await load_upstream(connection)
+        built = build_tools([(connection, remotes)], NamingPolicy(prefix="always" if prefix else "on_clash"))
+    except BaseException:
+        await connection.aclose()
+        raise
+    return ImportedToolset(built, [connection])

@@ -1,0 +1,273 @@
+"""Serve a guarded toolset over MCP: our validator, our envelope, the SDK's low-level `Server` for the wire.
+
+The SDK's high-level `MCPServer` drops unknown arguments and answers validation failures with text only,
+so we build on the low-level `Server`: every `tools/call` goes through `Runner.call`, and every result is
+the envelope, as `structuredContent` and as JSON text. An unknown tool is a JSON-RPC protocol error
+(`-32602`), as the spec says; everything a tool itself does wrong is a tool result with `isError: true`.
+"""
+
+from __future__ import annotations
+
+import socket
+import sys
+import uuid
+import weakref
+from collections.abc import Mapping
+from typing import Any, Final
+
+import mcp_types as types
+from mcp.server._otel import OpenTelemetryMiddleware
+from mcp.server.context import ServerRequestContext
+from mcp.server.lowlevel.server import Server
+from mcp.shared.exceptions import MCPError
+
+from ..context import CallContext
+from ..envelope import Envelope, envelope_schema
+from ..errors import UnknownTool
+from ..runner import Runner
+from ..toolset import mcp_definition
+
+#: `_meta` keys read from a `tools/call` request (the arguments the model writes are never used for these).
+META_CONVERSATION_ID: Final = "dev.toolproof/conversation_id"
+META_PRINCIPAL: Final = "dev.toolproof/principal"
+META_RUN_ID: Final = "dev.toolproof/run_id"
+META_OCCURRENCE: Final = "dev.toolproof/occurrence"
+META_KEYS: Final = (META_CONVERSATION_ID, META_PRINCIPAL, META_RUN_ID, META_OCCURRENCE)
+
+DEFAULT_SERVER_NAME: Final = "toolproof"
+
+
+def tool_result(envelope: Envelope) -> types.CallToolResult:
+    """An envelope as an MCP tool result: `structuredContent` plus the same JSON as text; `isError` on failure."""
+    data = envelope.to_dict()
+    return types.CallToolResult(
+        content=[types.TextContent(text=envelope.to_json())],
+        structured_content=data,
+        is_error=not envelope.ok,
+    )
+
+
+def list_definitions(runner: Runner) -> list[types.Tool]:
+    """The `tools/list` items: strict `inputSchema`, envelope `outputSchema`, title, annotations."""
+    items = []
+    for tool in runner.toolset:
+        definition = mcp_definition(tool)
+        definition["outputSchema"] = output_schema(tool.output_schema)
+        items.append(types.Tool.model_validate(definition, by_alias=True))
+    return items
+
+
+def output_schema(result_schema: Mapping[str, Any] | None) -> dict[str, Any]:
+    """The `outputSchema` of a served tool: the envelope, its success branch narrowed to the tool's result.
+
+    The failure branch is included because some clients (the TypeScript SDK, so the MCP Inspector) check
+    `structuredContent` against `outputSchema` even when `isError` is true. No `$id`/`$schema`: clients
+    compile many tools' schemas into one validator and would reject a repeated `$id`.
+    """
+    full = envelope_schema(result_schema)
+    schema: dict[str, Any] = {
+        "type": "object",
+        "description": full["description"],
+        "oneOf": full["oneOf"],
+        "$defs": full["$defs"],
+    }
+    return hoist_result_defs(schema)
+
+
+def hoist_result_defs(schema: dict[str, Any]) -> dict[str, Any]:
+    """Move `$defs` of the nested `result` schema to the root, so its `#/$defs/...` refs resolve there.
+
+    A result schema with its own `$defs` (recursive models, or an imported upstream's `outputSchema`) is
+    nested under the success branch's `properties.result`, where its root-relative refs point nowhere.
+    """
+    success = schema["oneOf"][0]
+    result = success.get("properties", {}).get("result")
+    if not isinstance(result, dict) or not isinstance(result.get("$defs"), dict):
+        return schema
+    inner = dict(result)
+    defs = inner.pop("$defs")
+    renamed = {name: f"result__{name}" for name in defs}
+
+    def rewrite(node: Any) -> Any:
+        if isinstance(node, dict):
+            out = {k: rewrite(v) for k, v in node.items()}
+            ref = out.get("$ref")
+            if isinstance(ref, str) and ref.startswith("#/$defs/") and ref[8:] in renamed:
+                out["$ref"] = "#/$defs/" + renamed[ref[8:]]
+            return out
+        if isinstance(node, list):
+            return [rewrite(v) for v in node]
+        return node
+
+    root_defs = {**schema["$defs"], **{renamed[name]: rewrite(body) for name, body in defs.items()}}
+    new_success = {**success, "properties": {**success["properties"], "result": rewrite(inner)}}
+    return {**schema, "oneOf": [new_success, *schema["oneOf"][1:]], "$defs": root_defs}
+
+
+class _SessionIds:
+    """A stable random id per MCP client connection, used as the default conversation id."""
+
+    def __init__(self) -> None:
+        self._ids: weakref.WeakKeyDictionary[Any, str] = weakref.WeakKeyDictionary()
+
+    def get(self, session: Any) -> str:
+        try:
+            found = self._ids.get(session)
+        except TypeError:  # not weak-referenceable: fall back to its identity
+            return f"mcp-{id(session):x}"
+        if found is None:
+            found = f"mcp-{uuid.uuid4().hex}"
+            self._ids[session] = found
+        return found
+
+
+def call_context(
+    ctx: ServerRequestContext[Any, Any],
+    session_ids: _SessionIds | None = None,
+    *,
+    transport_conversation: str | None = None,
+) -> CallContext:
+    """The `CallContext` for one request: from the request's `_meta`, else the MCP session (never the arguments).
+
+    Keys: `dev.toolproof/conversation_id`, `dev.toolproof/principal`, `dev.toolproof/run_id`,
+    `dev.toolproof/occurrence`. Without a conversation id: `transport_conversation` (stdio serves one client
+    per process, so `serve_stdio` passes one id for the process), else the HTTP `mcp-session-id` header, else
+    the SDK's client connection, so repeats inside one session are recognised as repeats.
+    """
+    meta: Mapping[str, Any] = ctx.meta or {}
+    conversation = _text(meta.get(META_CONVERSATION_ID)) or transport_conversation
+    if conversation is None:
+        conversation = _http_session_id(ctx)
+    if conversation is None:
+        # The SDK makes a `ServerSession` per request; its `Connection` is the client's (one per stdio process,
+        # one per HTTP session). `_connection` is private, so fall back to the session object without it.
+        owner = getattr(ctx.session, "_connection", None) or ctx.session
+        conversation = (session_ids or _SessionIds()).get(owner)
+    occurrence = meta.get(META_OCCURRENCE)
+    request_id = ctx.request_id
+    return CallContext(
+        conversation_id=conversation,
+        principal=_text(meta.get(META_PRINCIPAL)),
+        run_id=_text(meta.get(META_RUN_ID)),
+        occurrence=occurrence if isinstance(occurrence, int) and not isinstance(occurrence, bool) else 0,
+        metadata={"mcp_request_id": request_id} if request_id is not None else {},
+    )
+
+
+def _text(value: Any) -> str | None:
+    return value if isinstance(value, str) and value else None
+
+
+def _http_session_id(ctx: ServerRequestContext[Any, Any]) -> str | None:
+    headers = getattr(ctx.request, "headers", None)
+    if headers is None:
+        return None
+    try:
+        value = headers.get("mcp-session-id")
+    except (AttributeError, TypeError):
+        return None
+    return f"mcp-{value}" if isinstance(value, str) and value else None
+
+
+def create_server(
+    runner: Runner,
+    *,
+    name: str = DEFAULT_SERVER_NAME,
+    instructions: str | None = None,
+    sdk_tracing: bool = False,
+    transport_conversation: str | None = None,
+) -> Server[Any]:
+    """A low-level MCP `Server` whose `tools/list` and `tools/call` are the runner's toolset and pipeline.
+
+    `sdk_tracing=False` drops the SDK's per-message OpenTelemetry middleware (span work on every message,
+    exporter or not); toolproof's own `execute_tool` spans are the runner's. `transport_conversation` is
+    the conversation id for requests whose `_meta` names none, when the transport serves one client only.
+    """
+    from .. import __version__
+
+    session_ids = _SessionIds()
+    definitions = list_definitions(runner)
+
+    async def on_list_tools(
+        ctx: ServerRequestContext[Any, Any], params: types.PaginatedRequestParams | None
+    ) -> types.ListToolsResult:
+        return types.ListToolsResult(tools=definitions)
+
+    async def on_call_tool(
+        ctx: ServerRequestContext[Any, Any], params: types.CallToolRequestParams
+    ) -> types.CallToolResult:
+        if params.name not in runner.toolset:
+            raise MCPError(
+                code=types.INVALID_PARAMS,
+                message=f"Unknown tool: {params.name}",
+                data={"known_tools": runner.toolset.names},
+            )
+        context = call_context(ctx, session_ids, transport_conversation=transport_conversation)
+        arguments = params.arguments if params.arguments is not None else {}
+        try:
+            envelope = await runner.call(params.name, arguments, context=context)
+        except UnknownTool as exc:  # pragma: no cover - checked above; kept for toolsets that change
+            raise MCPError(code=types.INVALID_PARAMS, message=f"Unknown tool: {exc.name}") from None
+        return tool_result(envelope)
+
+    server: Server[Any] = Server(
+        name,
+        version=__version__,
+        instructions=instructions,
+        on_list_tools=on_list_tools,
+        on_call_tool=on_call_tool,
+    )
+    if not sdk_tracing:
+        server.middleware[:] = [m for m in server.middleware if not isinstance(m, OpenTelemetryMiddleware)]
+    return server
+
+
+async def serve_stdio(runner: Runner, *, name: str = DEFAULT_SERVER_NAME) -> None:
+    """Serve the runner's toolset on this process's stdin/stdout until the client closes it."""
+    from .stdio import stdio_streams
+
+    server = create_server(runner, name=name, transport_conversation=f"mcp-stdio-{uuid.uuid4().hex}")
+    async with stdio_streams() as (read_stream, write_stream):
+        await server.run(read_stream, write_stream, server.create_initialization_options())
+
+
+def bind_socket(host: str, port: int) -> socket.socket:
+    """A listening TCP socket (port 0 picks a free one: read it back with `getsockname()`)."""
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    sock = socket.socket(family, socket.SOCK_STREAM)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    sock.bind((host, port))
+    sock.listen(128)
+    sock.setblocking(False)
+    return sock
+
+
+async def serve_http(
+    runner: Runner,
+    *,
+    host: str = "127.0.0.1",
+    port: int = 8000,
+    path: str = "/mcp",
+    name: str = DEFAULT_SERVER_NAME,
+    announce: bool = True,
+) -> None:
+    """Serve over streamable HTTP at `http://HOST:PORT/mcp` until cancelled.
+
+    With `announce`, one line `toolproof: serving MCP on URL` goes to stderr once the socket listens
+    (so `--port 0` callers can read the port that was picked).
+    """
+    import uvicorn
+
+    server = create_server(runner, name=name)
+    app = server.streamable_http_app(streamable_http_path=path, host=host)
+    sock = bind_socket(host, port)
+    bound_port = sock.getsockname()[1]
+    shown_host = f"[{host}]" if ":" in host else host
+    config = uvicorn.Config(app, log_level="warning", lifespan="on")
+    web = uvicorn.Server(config)
+    if announce:
+        print(f"toolproof: serving MCP on http://{shown_host}:{bound_port}{path}", file=sys.stderr, flush=True)
+    try:
+        await web.serve(sockets=[sock])
+    finally:
+        sock.close()
