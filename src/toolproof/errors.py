@@ -164,7 +164,10 @@ class ToolError(Exception):
         retry_after_s: float | None = None,
         state: dict[str, Any] | None = None,
         idempotency_key: str | None = None,
+        effect_done: bool | None = None,
     ) -> None:
+        """`effect_done` tells the orchestrator what the raiser knows of the side effect: False when nothing
+        was sent (e.g. the upstream could not be reached), True when it happened, None when unknown."""
         super().__init__(message)
         code = code or self.default_code
         if not _CODE_RE.match(code):
@@ -180,6 +183,7 @@ class ToolError(Exception):
         self.retry_after_s = retry_after_s
         self.state = state
         self.idempotency_key = idempotency_key
+        self.effect_done = effect_done
 
     @property
     def retryable(self) -> bool:

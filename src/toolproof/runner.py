@@ -348,8 +348,12 @@ class Runner:
             transient = error.error_class in TRANSIENT_CLASSES
             if breaker is not None:
                 breaker.record(failure=transient, trial=trial)
-            if transient and tool.effect == "write" and not tool.idempotent and error.error_class is (
-                ErrorClass.TRANSIENT_UPSTREAM
+            if (
+                transient
+                and tool.effect == "write"
+                and not tool.idempotent
+                and error.error_class is ErrorClass.TRANSIENT_UPSTREAM
+                and error.effect_done is not False  # the raiser knows nothing was sent
             ):
                 # A write that may not be repeated failed after dispatch: its effect may have happened.
                 error = OutcomeUnknown(

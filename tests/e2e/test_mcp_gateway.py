@@ -99,10 +99,10 @@ async def test_the_gateway_guards_a_reference_server_and_a_misbehaving_one(trans
             bad = await client.call_tool(name, args)
             assert bad.is_error and envelope(bad).error.error_class.value == "invalid_argument"  # type: ignore[union-attr]
 
-        # An untrusted idempotentHint on a failing write: one dispatch, a retryable class, no retry.
+        # An untrusted idempotentHint on a failing write: one dispatch, no retry, the outcome is unknown.
         flaky = await client.call_tool("flaky_write", {"item": "crate"})
         flaky_env = envelope(flaky)
-        assert flaky_env.error is not None and flaky_env.error.error_class.value == "transient_upstream"
+        assert flaky_env.error is not None and flaky_env.error.error_class.value == "outcome_unknown"
 
         limited = await client.call_tool("limited", {})
         assert envelope(limited).error.retry_after_s == 7  # type: ignore[union-attr]

@@ -73,7 +73,9 @@ class UpstreamConnection:
         if client is not None:
             return client
         if self._closed:
-            raise TransientUpstream(f"upstream {self.upstream.name!r} is closed", code="UPSTREAM_CLOSED")
+            raise TransientUpstream(
+                f"upstream {self.upstream.name!r} is closed", code="UPSTREAM_CLOSED", effect_done=False
+            )
         if self._lock is None:
             self._lock = asyncio.Lock()
         async with self._lock:
@@ -100,6 +102,7 @@ class UpstreamConnection:
                 f"upstream {self.upstream.name!r} could not be {verb}: {detail}",
                 code="UPSTREAM_UNAVAILABLE",
                 hint="Do not change the arguments; the call was not sent. The orchestrator may retry.",
+                effect_done=False,
             ) from None
         self.starts += 1
         self._client, self._stop = client, stop
