@@ -1,0 +1,82 @@
+"""SQLite: one file, WAL, the CLI's default. Several processes may share the file (the UNIQUE key decides).
+
+Durability is explicit: `synchronous=FULL` (the default) makes every journal commit survive a power cut;
+`synchronous=NORMAL` survives a crashed process but may lose the last commits on power loss. Choose it
+in the URL: `sqlite:///path/toolproof.sqlite3?synchronous=NORMAL`.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+import threading
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any, Final
+
+from ._sql import MIGRATIONS, SqlStore
+
+SYNCHRONOUS: Final = ("OFF", "NORMAL", "FULL", "EXTRA")
+
+
+class SqliteStore(SqlStore):
+    """Audit, stops and the write journal in one SQLite file (WAL mode, busy timeout, versioned schema)."""
+
+    def __init__(self, path: str | Path, *, synchronous: str = "FULL", busy_timeout_s: float = 30.0) -> None:
+        sync = synchronous.upper()
+        if sync not in SYNCHRONOUS:
+            raise ValueError(f"synchronous must be one of {', '.join(SYNCHRONOUS)}, got {synchronous!r}")
+        self.path = str(path)
+        self.synchronous = sync
+        self.url = f"sqlite:///{self.path}?synchronous={sync}"
+        if self.path != ":memory:":
+            Path(self.path).parent.mkdir(parents=True, exist_ok=True)
+        self._lock = threading.Lock()
+        self._db = sqlite3.connect(self.path, timeout=busy_timeout_s, isolation_level=None, check_same_thread=False)
+        self._db.execute(f"PRAGMA busy_timeout = {int(busy_timeout_s * 1000)}")
+        if self.path != ":memory:":
+            self._db.execute("PRAGMA journal_mode = WAL")
+        self._db.execute(f"PRAGMA synchronous = {sync}")
+        self._migrate()
+
+    def _migrate(self) -> None:
+        with self._lock:
+            db = self._db
+            db.execute("BEGIN IMMEDIATE")  # one migrator at a time across processes
+            try:
+                db.execute("CREATE TABLE IF NOT EXISTS toolproof_schema (version INTEGER NOT NULL)")
+                row = db.execute("SELECT MAX(version) FROM toolproof_schema").fetchone()
+                current = row[0] or 0
+                for version, statements in MIGRATIONS:
+                    if version <= current:
+                        continue
+                    for statement in statements:
+                        db.execute(statement.format(real="REAL", serial="INTEGER PRIMARY KEY AUTOINCREMENT"))
+                    db.execute("INSERT INTO toolproof_schema (version) VALUES (?)", (version,))
+                db.execute("COMMIT")
+            except BaseException:
+                db.execute("ROLLBACK")
+                raise
+
+    def schema_version(self) -> int:
+        _, rows = self._run("SELECT MAX(version) FROM toolproof_schema")
+        return int(rows[0][0] or 0)
+
+    def _run(self, sql: str, params: Sequence[Any] = ()) -> tuple[int, list[tuple[Any, ...]]]:
+        with self._lock:
+            cur = self._db.execute(sql, params)
+            rows = cur.fetchall() if cur.description is not None else []
+            return cur.rowcount, rows
+
+    def _run_many(self, sql: str, rows: Sequence[Sequence[Any]]) -> None:
+        with self._lock:
+            self._db.execute("BEGIN IMMEDIATE")
+            try:
+                self._db.executemany(sql, rows)
+                self._db.execute("COMMIT")
+            except BaseException:
+                self._db.execute("ROLLBACK")
+                raise
+
+    def close(self) -> None:
+        with self._lock:
+            self._db.close()
