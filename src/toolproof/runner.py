@@ -18,6 +18,9 @@ from .classify import classify_exception
 from .context import CallContext, new_call_id
 from .envelope import Envelope, Meta
 from .errors import InvalidArgument, ToolError
+from .intent import Intent
+from .journal import Claim, Journal, in_flight_conflict, replay_envelope
+from .keys import KeyParts, key_parts_for
 from .stores import Store, open_store
 from .tool import Tool
 from .toolset import Toolset
@@ -89,6 +92,8 @@ class Runner:
         self.toolset = toolset
         self.clock = clock
         self.store = store if isinstance(store, Store) else open_store(store)
+        # --- journal (issue 4): exactly-once bookkeeping for writes; replace to tune wait/lease ---
+        self.journal = Journal(self.store)
 
     def close(self) -> None:
         """Flush and release the store."""
@@ -134,6 +139,13 @@ class Runner:
         except StopIteration as done:
             return done.value  # type: ignore[no-any-return]
 
+    def reconcile(self, key: str, outcome: str = "done", *, result: Any = None, note: str | None = None) -> Intent:
+        """Settle a write whose outcome was unknown, after a person checked: `done` (repeats replay `result`)
+        or `not_done` (released; the call may be made again). Resolves the linked stop records too."""
+        if outcome not in ("done", "not_done"):
+            raise ValueError(f"outcome must be 'done' or 'not_done', got {outcome!r}")
+        return self.journal.reconcile(key, "done" if outcome == "done" else "not_done", result=result, note=note)
+
     # --- the pipeline ---------------------------------------------------------------------------------------
 
     def _pipeline(self, tool: Tool, arguments: Any, context: CallContext | None) -> Pipeline:
@@ -142,21 +154,58 @@ class Runner:
         if call_id is None:
             call_id = new_call_id()
             ctx = ctx.with_updates(call_id=call_id)
+        parts: KeyParts | None = None
         try:
             args = tool.parse_arguments(arguments)
+            # --- journal (issue 4): the key is ours, never the model's; the handler gets it in its context ---
+            if tool.effect == "write":
+                parts = key_parts_for(tool, args, ctx)
+                ctx = ctx.with_updates(idempotency_key=parts.key)
             call_args, call_kwargs = tool.bind(args, ctx)
         except InvalidArgument as exc:
             return Envelope.failure(exc, Meta(tool.name, call_id, tool.schema_version, 0))
+        # --- journal (issue 4): claim the intent before dispatch (reads never touch the journal) ---
+        intent: Intent | None = None
+        if parts is not None:
+            intent = self.journal.new_intent(tool, args, ctx, parts)
+            claim = yield from self._journal_claim(intent)
+            if claim.kind == "replay":
+                return replay_envelope(claim.intent, tool, call_id)
+            if claim.kind != "proceed":
+                assert claim.error is not None
+                return Envelope.failure(claim.error, Meta(tool.name, call_id, tool.schema_version, 0, parts.key))
+        # --- end journal ---
         outcome: Outcome = yield Dispatch(tool, call_args, call_kwargs)
         meta = Meta(tool.name, call_id, tool.schema_version, 1)
         if outcome.error is None:
             try:
-                result = tool.check_output(outcome.value)
+                envelope = Envelope(True, meta, tool.check_output(outcome.value))
             except ToolError as exc:
-                return Envelope.failure(exc, meta)
-            return Envelope(True, meta, result)
-        error = classify_exception(outcome.error, effect=tool.effect, dispatched=True)
-        return Envelope.failure(error, meta)
+                envelope = Envelope.failure(exc, meta)
+        else:
+            error = classify_exception(outcome.error, effect=tool.effect, dispatched=True)
+            envelope = Envelope.failure(error, meta)
+        # --- journal (issue 4): record the outcome (replayed to repeats) or release the intent ---
+        if intent is not None:
+            journal, claimed = self.journal, intent
+            envelope = yield Io(lambda: journal.record(claimed, tool, envelope),
+                                lambda: journal.arecord(claimed, tool, envelope))
+        # --- end journal ---
+        return envelope
+
+    def _journal_claim(self, intent: Intent) -> Generator[Effect, Any, Claim]:
+        """Claim, or wait (bounded, polling) while the same key is in flight elsewhere. (issue 4)"""
+        journal = self.journal
+        deadline: float | None = None
+        while True:
+            claim: Claim = yield Io(lambda: journal.claim(intent), lambda: journal.aclaim(intent))
+            if claim.kind != "wait":
+                return claim
+            now = self.clock.monotonic()
+            deadline = now + journal.wait_s if deadline is None else deadline
+            if now >= deadline:
+                return Claim("refuse", claim.intent, in_flight_conflict(claim.intent))
+            yield Sleep(min(journal.poll_s, max(deadline - now, 0.0)))
 
     # --- drivers ----------------------------------------------------------------------------------------------
 
