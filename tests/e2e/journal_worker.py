@@ -32,8 +32,6 @@ ORDER = {"crop": "groundnut", "quantity_kg": 40, "delivery_date": "2026-10-23"}
 
 def invoice_tool(path: str) -> toolproof.Tool:
     db = sqlite3.connect(path, isolation_level=None, check_same_thread=False, timeout=30)
-    db.execute("PRAGMA journal_mode=WAL")
-    db.execute("CREATE TABLE IF NOT EXISTS invoices (id INTEGER PRIMARY KEY, conversation TEXT, key TEXT)")
 
     @toolproof.tool(effect="write", idempotent=False)
     def send_invoice(amount_rs: int, ctx: toolproof.CallContext) -> dict[str, Any]:
@@ -47,6 +45,13 @@ def invoice_tool(path: str) -> toolproof.Tool:
         return {"invoice_id": cur.lastrowid, "amount_rs": amount_rs}
 
     return send_invoice
+
+
+def create_invoices(path: str) -> None:
+    """The invoices table (WAL), created once before the workers start."""
+    with sqlite3.connect(path, isolation_level=None) as db:
+        db.execute("PRAGMA journal_mode=WAL")
+        db.execute("CREATE TABLE IF NOT EXISTS invoices (id INTEGER PRIMARY KEY, conversation TEXT, key TEXT)")
 
 
 def race(store_url: str, shop_path: str, invoices_path: str, keys: int, sync_dir: str, seed: int) -> None:

@@ -25,7 +25,7 @@ import toolproof
 from examples.wholesaler import Shop, build_toolset
 from toolproof.stores import open_store
 
-from .journal_worker import ORDER, crash_toolset
+from .journal_worker import ORDER, crash_toolset, create_invoices
 
 HERE = Path(__file__).resolve().parent
 REPO_ROOT = HERE.parent.parent
@@ -101,6 +101,7 @@ def test_four_processes_race_on_the_same_keys(store_url: str, tmp_path: Path) ->
     shop_path, invoices_path, sync = tmp_path / "orders.sqlite3", tmp_path / "invoices.sqlite3", tmp_path / "sync"
     sync.mkdir()
     Shop(shop_path).close()  # create the orders table once
+    create_invoices(str(invoices_path))
     procs = [subprocess.Popen([sys.executable, str(WORKER), "race", store_url, str(shop_path), str(invoices_path),
                                str(keys), str(sync), str(seed)], env=_env(), cwd=REPO_ROOT,
                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import sqlite3
 import threading
+import time
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, Final
@@ -34,9 +35,22 @@ class SqliteStore(SqlStore):
         self._db = sqlite3.connect(self.path, timeout=busy_timeout_s, isolation_level=None, check_same_thread=False)
         self._db.execute(f"PRAGMA busy_timeout = {int(busy_timeout_s * 1000)}")
         if self.path != ":memory:":
-            self._db.execute("PRAGMA journal_mode = WAL")
+            self._set_wal(busy_timeout_s)
         self._db.execute(f"PRAGMA synchronous = {sync}")
         self._migrate()
+
+    def _set_wal(self, timeout_s: float) -> None:
+        """Switch to WAL. Several processes opening a new file at once can get SQLITE_BUSY here without the
+        busy handler being called (SQLite avoids a deadlock), so retry until the timeout."""
+        deadline = time.monotonic() + timeout_s
+        while True:
+            try:
+                self._db.execute("PRAGMA journal_mode = WAL")
+                return
+            except sqlite3.OperationalError:
+                if time.monotonic() > deadline:
+                    raise
+                time.sleep(0.01)
 
     def _migrate(self) -> None:
         with self._lock:
