@@ -216,6 +216,23 @@ class Journal:
         return replay_envelope(found, tool, call_id)
 
 
+_UNITS: Final = {"s": 1.0, "m": 60.0, "h": 3600.0, "d": 86400.0, "w": 604800.0}
+
+
+def parse_duration(text: str) -> float:
+    """Seconds from `90`, `90s`, `30m`, `24h`, `7d`, `2w` (for `journal prune --older-than`)."""
+    raw = text.strip().lower()
+    unit = raw[-1:] if raw[-1:] in _UNITS else "s"
+    number = raw[:-1] if raw[-1:] in _UNITS else raw
+    try:
+        value = float(number)
+    except ValueError:
+        raise ValueError(f"not a duration: {text!r} (use e.g. 90s, 30m, 24h, 7d)") from None
+    if not value >= 0 or value == float("inf"):
+        raise ValueError(f"a duration must be a finite number >= 0, got {text!r}")
+    return value * _UNITS[unit]
+
+
 # --- pure decisions --------------------------------------------------------------------------------------------
 
 
