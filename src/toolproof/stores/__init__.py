@@ -23,8 +23,9 @@ def open_store(url: str | None = None) -> Store:
 
     With no URL, `TOOLPROOF_STORE` is read; with neither, the store is in memory and writes no file.
     `sqlite:///relative.db` is relative to the working directory, `sqlite:////abs/path.db` is absolute;
-    `?synchronous=NORMAL` chooses SQLite's durability (default FULL). `postgresql://...?schema=NAME`
-    keeps the tables in their own schema.
+    `?synchronous=NORMAL` chooses SQLite's durability (default FULL; `finish_synchronous`, default NORMAL,
+    for settling a claimed intent). `postgresql://...?schema=NAME` keeps the tables in their own schema;
+    `&finish_synchronous_commit=on` makes settling as durable as claiming (default off).
     """
     url = url or os.environ.get(ENV_VAR) or "memory://"
     if not isinstance(url, str):
@@ -39,9 +40,9 @@ def open_store(url: str | None = None) -> Store:
         if not path:
             raise ValueError(f"SQLite URL {url!r} names no file")
         options: dict[str, Any] = dict(parse_qsl(parts.query))
-        unknown = set(options) - {"synchronous"}
+        unknown = set(options) - {"synchronous", "finish_synchronous"}
         if unknown:
-            raise ValueError(f"unknown SQLite URL options {sorted(unknown)}; known: synchronous")
+            raise ValueError(f"unknown SQLite URL options {sorted(unknown)}; known: synchronous, finish_synchronous")
         return SqliteStore(path, **options)
     if url.startswith(("postgresql://", "postgres://")):
         from .postgres import PostgresStore

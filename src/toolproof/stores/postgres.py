@@ -2,7 +2,11 @@
 
 `postgresql://user@host:5432/db?schema=toolproof` keeps the tables in their own schema (created if
 missing). Every statement runs in autocommit: the journal's claim is a single `INSERT ... ON CONFLICT
-DO NOTHING`, committed before dispatch. `synchronous_commit` stays the server's (on by default).
+DO NOTHING`, committed before dispatch with the server's `synchronous_commit` (on by default).
+
+Settling an intent afterwards runs on connections with `synchronous_commit=off` (`finish_synchronous_commit`
+in the URL or the constructor; `on` to make it as durable as the claim). Losing that record to a server
+crash is safe: the intent stays `in_flight`, its lease runs out and it becomes `unknown`; it is never re-run.
 """
 
 from __future__ import annotations
@@ -39,26 +43,36 @@ def _pg(sql: str) -> str:
     return sql.replace("?", "%s")
 
 
-def split_schema(url: str) -> tuple[str, str | None]:
-    """(the DSN without toolproof's own `schema=` parameter, the schema)."""
+def split_options(url: str) -> tuple[str, str | None, str | None]:
+    """(the DSN without toolproof's own parameters, `schema`, `finish_synchronous_commit`)."""
     parts = urlsplit(url)
     query = parse_qsl(parts.query, keep_blank_values=True)
-    schema = next((v for k, v in query if k == "schema"), None)
-    rest = [(k, v) for k, v in query if k != "schema"]
+    ours = {"schema", "finish_synchronous_commit"}
+    found = {k: v for k, v in query if k in ours}
+    rest = [(k, v) for k, v in query if k not in ours]
+    schema = found.get("schema")
     if schema is not None and not _IDENT.fullmatch(schema):
         raise ValueError(f"schema must be a lower-case SQL identifier, got {schema!r}")
-    return urlunsplit(parts._replace(query=urlencode(rest))), schema
+    return urlunsplit(parts._replace(query=urlencode(rest))), schema, found.get("finish_synchronous_commit")
 
 
 class PostgresStore(SqlStore):
     """Audit, stops and the write journal in PostgreSQL; safe for many processes (the UNIQUE key decides)."""
 
-    def __init__(self, url: str, *, schema: str | None = None, max_size: int = 8, timeout_s: float = 30.0) -> None:
+    def __init__(
+        self,
+        url: str,
+        *,
+        schema: str | None = None,
+        max_size: int = 8,
+        timeout_s: float = 30.0,
+        finish_synchronous_commit: str | None = None,
+    ) -> None:
         try:
             from psycopg_pool import ConnectionPool
         except ImportError as exc:  # pragma: no cover - the extra is missing
             raise ImportError("PostgresStore needs psycopg: pip install 'toolproof[postgres]'") from exc
-        dsn, url_schema = split_schema(url)
+        dsn, url_schema, url_finish = split_options(url)
         self.schema = schema or url_schema
         if self.schema is not None and not _IDENT.fullmatch(self.schema):
             raise ValueError(f"schema must be a lower-case SQL identifier, got {self.schema!r}")
@@ -69,10 +83,20 @@ class PostgresStore(SqlStore):
         self._kwargs: dict[str, Any] = {"autocommit": True}
         if self.schema is not None:
             self._kwargs["options"] = f"-c search_path={self.schema}"
+        finish = (finish_synchronous_commit or url_finish or "off").lower()
+        if finish not in ("on", "off", "local", "remote_write", "remote_apply"):
+            raise ValueError(f"finish_synchronous_commit must be on, off, local, remote_write or remote_apply, "
+                             f"got {finish!r}")
+        self.finish_synchronous_commit = finish
+        options = f"{self._kwargs.get('options', '')} -c synchronous_commit={finish}".strip()
+        self._settle_kwargs: dict[str, Any] = {**self._kwargs, "options": options}
         self._migrate()
         self._pool = ConnectionPool(dsn, kwargs=self._kwargs, min_size=1, max_size=max_size, timeout=timeout_s,
                                     open=True, name="toolproof")
+        self._settle_pool = ConnectionPool(dsn, kwargs=self._settle_kwargs, min_size=1, max_size=max_size,
+                                           timeout=timeout_s, open=True, name="toolproof-settle")
         self._apools: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, Any] = weakref.WeakKeyDictionary()
+        self._settle_apools: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, Any] = weakref.WeakKeyDictionary()
         self._apools_lock = threading.Lock()
 
     def _migrate(self) -> None:
@@ -105,30 +129,43 @@ class PostgresStore(SqlStore):
             rows = cur.fetchall() if cur.description is not None else []
             return cur.rowcount, rows
 
+    def _run_settle(self, sql: str, params: Sequence[Any]) -> int:
+        with self._settle_pool.connection() as conn:
+            return int(conn.execute(_pg(sql), params).rowcount)
+
+    def journal_finish(self, key: str, owner: str, status: FinishStatus, outcome: Any, now: float) -> bool:
+        return self._run_settle(SQL_FINISH, (status, None if outcome is None else dumps(outcome), now, key, owner)) == 1
+
+    def journal_release(self, key: str, owner: str) -> bool:
+        return self._run_settle(SQL_RELEASE, (key, owner)) == 1
+
     def _run_many(self, sql: str, rows: Sequence[Sequence[Any]]) -> None:
         with self._pool.connection() as conn, conn.transaction(), conn.cursor() as cur:
             cur.executemany(_pg(sql), rows)
 
     # --- async: the journal's hot statements on the event loop -------------------------------------------------
-    async def _apool(self) -> Any:
+    async def _apool(self, settle: bool = False) -> Any:
+        """The async pool of the running loop (pools are bound to their loop), created on first use."""
         from psycopg_pool import AsyncConnectionPool
 
+        pools = self._settle_apools if settle else self._apools
         loop = asyncio.get_running_loop()
-        pool = self._apools.get(loop)
+        pool = pools.get(loop)
         if pool is None:
-            pool = AsyncConnectionPool(self.dsn, kwargs=self._kwargs, min_size=1, max_size=self._max_size,
-                                       timeout=self._timeout_s, open=False, name="toolproof-async")
+            pool = AsyncConnectionPool(self.dsn, kwargs=self._settle_kwargs if settle else self._kwargs, min_size=1,
+                                       max_size=self._max_size, timeout=self._timeout_s, open=False,
+                                       name="toolproof-async")
             with self._apools_lock:
-                existing = self._apools.get(loop)
+                existing = pools.get(loop)
                 if existing is None:
-                    self._apools[loop] = pool
+                    pools[loop] = pool
             if existing is not None:
                 return existing
             await pool.open()
         return pool
 
-    async def _arun(self, sql: str, params: Sequence[Any] = ()) -> tuple[int, list[tuple[Any, ...]]]:
-        pool = await self._apool()
+    async def _arun(self, sql: str, params: Sequence[Any] = (), *, settle: bool = False) -> tuple[int, list[Any]]:
+        pool = await self._apool(settle)
         async with pool.connection() as conn:
             cur = await conn.execute(_pg(sql), params)
             rows = await cur.fetchall() if cur.description is not None else []
@@ -147,11 +184,12 @@ class PostgresStore(SqlStore):
         return intent_from_row(rows[0]) if rows else None
 
     async def ajournal_finish(self, key: str, owner: str, status: FinishStatus, outcome: Any, now: float) -> bool:
-        count, _ = await self._arun(SQL_FINISH, (status, None if outcome is None else dumps(outcome), now, key, owner))
+        params = (status, None if outcome is None else dumps(outcome), now, key, owner)
+        count, _ = await self._arun(SQL_FINISH, params, settle=True)
         return count == 1
 
     async def ajournal_release(self, key: str, owner: str) -> bool:
-        count, _ = await self._arun(SQL_RELEASE, (key, owner))
+        count, _ = await self._arun(SQL_RELEASE, (key, owner), settle=True)
         return count == 1
 
     async def ajournal_expire(self, now: float, key: str | None = None) -> int:
@@ -163,13 +201,15 @@ class PostgresStore(SqlStore):
 
     async def aclose(self) -> None:
         loop = asyncio.get_running_loop()
-        pool = self._apools.pop(loop, None)
-        if pool is not None:
-            await pool.close()
+        for pools in (self._apools, self._settle_apools):
+            pool = pools.pop(loop, None)
+            if pool is not None:
+                await pool.close()
         self.close()
 
     def close(self) -> None:
         self._pool.close()
+        self._settle_pool.close()
 
     def drop_schema(self) -> None:
         """Drop this store's schema and everything in it (for throwaway test schemas)."""

@@ -1,8 +1,14 @@
 """SQLite: one file, WAL, the CLI's default. Several processes may share the file (the UNIQUE key decides).
 
-Durability is explicit: `synchronous=FULL` (the default) makes every journal commit survive a power cut;
+Durability is explicit: `synchronous=FULL` (the default) makes every commit survive a power cut;
 `synchronous=NORMAL` survives a crashed process but may lose the last commits on power loss. Choose it
 in the URL: `sqlite:///path/toolproof.sqlite3?synchronous=NORMAL`.
+
+The journal's *claim* (written before dispatch) always gets `synchronous`. Settling an intent afterwards
+(`journal_finish`, `journal_release`) gets `finish_synchronous` (default NORMAL: no fsync of its own; the
+next claim's fsync carries it). Losing that last record to a power cut is safe: the intent stays
+`in_flight`, its lease runs out and it becomes `unknown` for a person to reconcile; it is never re-run.
+`?finish_synchronous=FULL` makes the settlement as durable as the claim, at the cost of a second fsync.
 """
 
 from __future__ import annotations
@@ -14,7 +20,8 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, Final
 
-from ._sql import MIGRATIONS, SqlStore
+from ._sql import MIGRATIONS, SQL_FINISH, SQL_RELEASE, SqlStore, dumps
+from .base import FinishStatus
 
 SYNCHRONOUS: Final = ("OFF", "NORMAL", "FULL", "EXTRA")
 
@@ -22,13 +29,22 @@ SYNCHRONOUS: Final = ("OFF", "NORMAL", "FULL", "EXTRA")
 class SqliteStore(SqlStore):
     """Audit, stops and the write journal in one SQLite file (WAL mode, busy timeout, versioned schema)."""
 
-    def __init__(self, path: str | Path, *, synchronous: str = "FULL", busy_timeout_s: float = 30.0) -> None:
-        sync = synchronous.upper()
-        if sync not in SYNCHRONOUS:
-            raise ValueError(f"synchronous must be one of {', '.join(SYNCHRONOUS)}, got {synchronous!r}")
+    def __init__(
+        self,
+        path: str | Path,
+        *,
+        synchronous: str = "FULL",
+        finish_synchronous: str = "NORMAL",
+        busy_timeout_s: float = 30.0,
+    ) -> None:
+        sync, finish_sync = synchronous.upper(), finish_synchronous.upper()
+        for name, value in (("synchronous", sync), ("finish_synchronous", finish_sync)):
+            if value not in SYNCHRONOUS:
+                raise ValueError(f"{name} must be one of {', '.join(SYNCHRONOUS)}, got {value!r}")
         self.path = str(path)
         self.synchronous = sync
-        self.url = f"sqlite:///{self.path}?synchronous={sync}"
+        self.finish_synchronous = finish_sync
+        self.url = f"sqlite:///{self.path}?synchronous={sync}&finish_synchronous={finish_sync}"
         if self.path != ":memory:":
             Path(self.path).parent.mkdir(parents=True, exist_ok=True)
         self._lock = threading.Lock()
@@ -80,6 +96,23 @@ class SqliteStore(SqlStore):
             cur = self._db.execute(sql, params)
             rows = cur.fetchall() if cur.description is not None else []
             return cur.rowcount, rows
+
+    def _run_settle(self, sql: str, params: Sequence[Any]) -> int:
+        """One settling statement under `finish_synchronous` (see the module docstring)."""
+        if self.finish_synchronous == self.synchronous:
+            return self._run(sql, params)[0]
+        with self._lock:
+            self._db.execute(f"PRAGMA synchronous = {self.finish_synchronous}")
+            try:
+                return self._db.execute(sql, params).rowcount
+            finally:
+                self._db.execute(f"PRAGMA synchronous = {self.synchronous}")
+
+    def journal_finish(self, key: str, owner: str, status: FinishStatus, outcome: Any, now: float) -> bool:
+        return self._run_settle(SQL_FINISH, (status, None if outcome is None else dumps(outcome), now, key, owner)) == 1
+
+    def journal_release(self, key: str, owner: str) -> bool:
+        return self._run_settle(SQL_RELEASE, (key, owner)) == 1
 
     def _run_many(self, sql: str, rows: Sequence[Sequence[Any]]) -> None:
         with self._lock:
