@@ -11,7 +11,6 @@ different payload).
 from __future__ import annotations
 
 import hashlib
-import json
 import math
 import unicodedata
 import uuid
@@ -20,6 +19,7 @@ from dataclasses import dataclass
 from datetime import date, datetime, time
 from decimal import Decimal
 from enum import Enum
+from json.encoder import encode_basestring_ascii
 from typing import Any, Final
 
 from .context import CallContext
@@ -93,7 +93,7 @@ def _emit(value: Any, out: list[str], depth: int, size: list[int]) -> None:
 
 
 def _emit_str(text: str, out: list[str], size: list[int]) -> None:
-    encoded = json.dumps(unicodedata.normalize("NFC", text), ensure_ascii=True)
+    encoded: str = encode_basestring_ascii(text if text.isascii() else unicodedata.normalize("NFC", text))
     out.append(encoded)
     size[0] += len(encoded)
 
@@ -103,7 +103,7 @@ def _emit_object(value: Mapping[Any, Any], out: list[str], depth: int, size: lis
     for k, v in value.items():
         if not isinstance(k, str):
             raise _bad(f"an object key of type {type(k).__name__}; keys must be strings", "BAD_KEY")
-        nk = unicodedata.normalize("NFC", k)
+        nk = k if k.isascii() else unicodedata.normalize("NFC", k)
         if nk in items:
             raise _bad(f"two object keys that are the same text after Unicode normalisation ({nk!r})",
                        "DUPLICATE_KEY")
@@ -112,7 +112,7 @@ def _emit_object(value: Mapping[Any, Any], out: list[str], depth: int, size: lis
     for i, k in enumerate(sorted(items)):
         if i:
             out.append(",")
-        encoded = json.dumps(k, ensure_ascii=True)
+        encoded: str = encode_basestring_ascii(k)
         out.append(encoded)
         size[0] += len(encoded)
         out.append(":")
@@ -192,14 +192,14 @@ def key_parts(
         )
     if not isinstance(arguments, Mapping):
         raise _bad(f"a {type(arguments).__name__} where an object was expected", "NOT_AN_OBJECT")
-    names = sorted(arguments) if operation_keys is None else list(operation_keys)
-    selected = {name: arguments.get(name) for name in names}
-    who = {"conversation": ctx.conversation_id, "principal": ctx.principal, "tool": tool,
-           "occurrence": occurrence, "v": _KEY_VERSION}
-    operation = digest(canonical_json(who))
-    key = KEY_PREFIX + digest(canonical_json({**who, "arguments": selected}))
-    fingerprint = digest(canonical_json(arguments))
-    return KeyParts(key=key, operation_id=operation, fingerprint=fingerprint)
+    who = canonical_json({"conversation": ctx.conversation_id, "principal": ctx.principal, "tool": tool,
+                          "occurrence": occurrence, "v": _KEY_VERSION})
+    payload = canonical_json(arguments)
+    selected = payload if operation_keys is None else canonical_json(
+        {name: arguments.get(name) for name in operation_keys})
+    # canonical_json({**who, "arguments": selected}) without walking the arguments again: "arguments" sorts first
+    key = KEY_PREFIX + digest('{"arguments":' + selected + "," + who[1:])
+    return KeyParts(key=key, operation_id=digest(who), fingerprint=digest(payload))
 
 
 def key_parts_for(tool: Tool, arguments: Mapping[str, Any], context: CallContext | None) -> KeyParts:
