@@ -134,21 +134,24 @@ def _row(bench: str, case: str, n: int, seconds: float, base_seconds: float) -> 
 
 
 def sqlite_rows(quick: bool) -> list[dict[str, Any]]:
+    """Many short alternating rounds, so that the VM's fsync jitter hits baseline and candidate alike."""
     rows = []
     with tempfile.TemporaryDirectory(prefix="toolproof-bench-") as tmp:
-        for sync, n in (("FULL", 60 if quick else 400), ("NORMAL", 400 if quick else 4000)):
+        for sync, n, rounds in (("FULL", 60 if quick else 400, 6 if quick else 20),
+                                ("NORMAL", 600 if quick else 6000, 6 if quick else 20)):
             store = SqliteStore(Path(tmp) / f"bench-{sync}.sqlite3", synchronous=sync)
             _prepare(store)
             _raw(store, 20, "warm")
-            # interleave to share any drift between baseline and candidate
             raw = journal = guarded = 0.0
-            for rep in range(2):
-                raw += _raw(store, n // 2, f"{sync}{rep}")
-                journal += _journal_only(store, n // 2, f"{sync}{rep}")
-                guarded += _guarded(store, n // 2, f"{sync}{rep}")
+            step = n // rounds
+            for rep in range(rounds):
+                raw += _raw(store, step, f"{sync}{rep}")
+                journal += _journal_only(store, step, f"{sync}{rep}")
+                guarded += _guarded(store, step, f"{sync}{rep}")
             label = f"SQLite 1 process, synchronous={sync}"
-            rows.append(_row("journal", f"journal (claim + settle) vs raw insert; {label}", n, journal, raw))
-            rows.append(_row("journal", f"guarded write (runner) vs raw insert; {label}", n, guarded, raw))
+            done = step * rounds
+            rows.append(_row("journal", f"journal (claim + settle) vs raw insert; {label}", done, journal, raw))
+            rows.append(_row("journal", f"guarded write (runner) vs raw insert; {label}", done, guarded, raw))
             store.close()
     return rows
 
@@ -220,12 +223,15 @@ def postgres_rows(quick: bool) -> list[dict[str, Any]]:
     store = PostgresStore(url)
     _prepare(store)
     ctx = mp.get_context("spawn")
-    n = 100 if quick else 600
-    total = n * PG_PROCESSES
+    n = 100 if quick else 400
+    rounds = 1 if quick else 3
+    total = n * PG_PROCESSES * rounds
     try:
-        raw = _pg_phase(ctx, url, "raw", n)
-        journal = _pg_phase(ctx, url, "journal", n)
-        guarded = _pg_phase(ctx, url, "guarded", n)
+        raw = journal = guarded = 0.0
+        for _ in range(rounds):
+            raw += _pg_phase(ctx, url, "raw", n)
+            journal += _pg_phase(ctx, url, "journal", n)
+            guarded += _pg_phase(ctx, url, "guarded", n)
         race_keys = 50 if quick else 300
         _pg_phase(ctx, url, "race", race_keys)
         _, rows = _sql(store, "SELECT COUNT(*) - COUNT(DISTINCT key) FROM bench_nounique")
