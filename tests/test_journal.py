@@ -15,6 +15,8 @@ from pathlib import Path
 from typing import Annotated, Any
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 import toolproof
 from examples.wholesaler import Shop, build_toolset
@@ -303,3 +305,43 @@ def test_prune_keeps_unknown_and_recent(store: Store) -> None:
 def test_bad_occurrence_is_a_clean_error(jr: toolproof.Runner, buyer: Any) -> None:
     env = jr.call_sync("place_order", ORDER, context=replace(buyer, occurrence=-1))
     assert env.error is not None and env.error.code == "BAD_OCCURRENCE" and env.meta.attempts == 0
+
+
+@given(payload=st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats() | st.text(),
+    lambda c: st.lists(c, max_size=3) | st.dictionaries(st.text(max_size=5), c, max_size=3), max_leaves=12))
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+def test_hostile_arguments_get_a_key_or_a_clean_invalid_argument(payload: Any, buyer: Any) -> None:
+    @toolproof.tool(effect="write")
+    def store_note(payload: Any, ctx: toolproof.CallContext) -> str:
+        """Store one free-form note.
+
+        Args:
+            payload: Any JSON value.
+        """
+        return ctx.idempotency_key or ""
+
+    runner = toolproof.Runner(toolproof.Toolset([store_note]))
+    env = runner.call_sync("store_note", {"payload": payload}, context=buyer)
+    if env.ok:
+        assert env.result == env.meta.idempotency_key and env.result.startswith("tp1_")
+        again = runner.call_sync("store_note", {"payload": payload}, context=buyer)
+        assert again.meta.replayed and again.meta.idempotency_key == env.meta.idempotency_key
+    else:
+        assert env.error is not None and env.error.error_class == "invalid_argument", env.to_dict()
+
+
+@pytest.mark.parametrize("value", [1e308, -1e308, 5e-324, "e\u0301" * 10_000, [[[[[[[[[[["deep"]]]]]]]]]]]])
+def test_extreme_but_valid_values_get_stable_keys(value: Any, buyer: Any) -> None:
+    @toolproof.tool(effect="write")
+    def store_note(payload: Any, ctx: toolproof.CallContext) -> str:
+        """Store one free-form note.
+
+        Args:
+            payload: Any JSON value.
+        """
+        return ctx.idempotency_key or ""
+
+    a = toolproof.Runner(toolproof.Toolset([store_note])).call_sync("store_note", {"payload": value}, context=buyer)
+    b = toolproof.Runner(toolproof.Toolset([store_note])).call_sync("store_note", {"payload": value}, context=buyer)
+    assert a.ok and b.ok and a.result == b.result

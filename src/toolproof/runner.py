@@ -139,6 +139,10 @@ class Runner:
         except StopIteration as done:
             return done.value  # type: ignore[no-any-return]
 
+    async def aclose(self) -> None:
+        """Flush and release the store from inside an event loop (async connections too). (issue 4)"""
+        await self.store.aclose()
+
     def reconcile(self, key: str, outcome: str = "done", *, result: Any = None, note: str | None = None) -> Intent:
         """Settle a write whose outcome was unknown, after a person checked: `done` (repeats replay `result`)
         or `not_done` (released; the call may be made again). Resolves the linked stop records too."""
