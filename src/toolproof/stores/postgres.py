@@ -208,6 +208,12 @@ class PostgresStore(SqlStore):
         self.close()
 
     def close(self) -> None:
+        """Close the sync pools, and async pools whose loop is idle; use `aclose()` from inside a loop."""
+        for pools in (self._apools, self._settle_apools):
+            for loop, pool in list(pools.items()):
+                pools.pop(loop, None)
+                if not loop.is_closed() and not loop.is_running():
+                    loop.run_until_complete(pool.close())
         self._pool.close()
         self._settle_pool.close()
 
