@@ -81,6 +81,7 @@ class Journal:
         retention_s: float = DEFAULT_RETENTION_S,
         now: Callable[[], float] = time.time,
         owner: str | None = None,
+        defer_settle: bool = True,
     ) -> None:
         self.store = store
         self.lease_s = lease_s
@@ -89,6 +90,8 @@ class Journal:
         self.retention_s = retention_s
         self.now = now
         self.owner = owner or f"{socket.gethostname()}:{os.getpid()}:{os.urandom(4).hex()}"
+        # done/failed settlements may be written in the background (see stores/_settle.py); claims never are
+        self.defer_settle = defer_settle
 
     # --- before dispatch ------------------------------------------------------------------------------------
     def new_intent(self, tool: Tool, arguments: Mapping[str, Any], context: CallContext, parts: KeyParts) -> Intent:
@@ -145,7 +148,8 @@ class Journal:
             if how == "release":
                 self.store.journal_release(intent.key, intent.owner)
             else:
-                self.store.journal_finish(intent.key, intent.owner, how, stored_outcome(final), self.now())
+                self.store.journal_finish(intent.key, intent.owner, how, stored_outcome(final), self.now(),
+                                          defer=self.defer_settle)
                 if how == "unknown":
                     self.store.add_stop(self._stop(intent, final))
         except Exception:  # the lease will expire and the intent become unknown: never lost, never re-run
@@ -158,7 +162,8 @@ class Journal:
             if how == "release":
                 await self.store.ajournal_release(intent.key, intent.owner)
             else:
-                await self.store.ajournal_finish(intent.key, intent.owner, how, stored_outcome(final), self.now())
+                await self.store.ajournal_finish(intent.key, intent.owner, how, stored_outcome(final), self.now(),
+                                                 defer=self.defer_settle)
                 if how == "unknown":
                     self.store.add_stop(self._stop(intent, final))
         except Exception:
