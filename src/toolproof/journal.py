@@ -81,7 +81,6 @@ class Journal:
         retention_s: float = DEFAULT_RETENTION_S,
         now: Callable[[], float] = time.time,
         owner: str | None = None,
-        defer_settle: bool = True,
     ) -> None:
         self.store = store
         self.lease_s = lease_s
@@ -90,8 +89,6 @@ class Journal:
         self.retention_s = retention_s
         self.now = now
         self.owner = owner or f"{socket.gethostname()}:{os.getpid()}:{os.urandom(4).hex()}"
-        # done/failed settlements may be written in the background (see stores/_settle.py); claims never are
-        self.defer_settle = defer_settle
 
     # --- before dispatch ------------------------------------------------------------------------------------
     def new_intent(self, tool: Tool, arguments: Mapping[str, Any], context: CallContext, parts: KeyParts) -> Intent:
@@ -148,8 +145,7 @@ class Journal:
             if how == "release":
                 self.store.journal_release(intent.key, intent.owner)
             else:
-                self.store.journal_finish(intent.key, intent.owner, how, stored_outcome(final), self.now(),
-                                          defer=self.defer_settle)
+                self.store.journal_finish(intent.key, intent.owner, how, stored_outcome(final), self.now())
                 if how == "unknown":
                     self.store.add_stop(self._stop(intent, final))
         except Exception:  # the lease will expire and the intent become unknown: never lost, never re-run
@@ -162,8 +158,7 @@ class Journal:
             if how == "release":
                 await self.store.ajournal_release(intent.key, intent.owner)
             else:
-                await self.store.ajournal_finish(intent.key, intent.owner, how, stored_outcome(final), self.now(),
-                                                 defer=self.defer_settle)
+                await self.store.ajournal_finish(intent.key, intent.owner, how, stored_outcome(final), self.now())
                 if how == "unknown":
                     self.store.add_stop(self._stop(intent, final))
         except Exception:

@@ -164,19 +164,3 @@ async def test_async_claims_race_one_winner(store: Store) -> None:
         assert not await store.ajournal_release("k1", found.owner)
     finally:
         await store.aclose()
-
-
-def test_deferred_settlement_reads_its_own_writes(store: Store) -> None:
-    for i in range(50):
-        store.journal_claim(_intent(key=f"d{i}", op=f"dop{i}"))
-        assert store.journal_finish(f"d{i}", "w1", "done", {"ok": True, "result": i}, 7.0, defer=True)
-    row = store.journal_get("d49")  # a read in the same process sees every settlement queued before it
-    assert row is not None and row.status == "done" and row.outcome == {"ok": True, "result": 49}
-    assert len(store.journal_list(status="done", limit=100)) == 50
-    # unknown is never deferred: it carries a stop record and must be visible at once
-    store.journal_claim(_intent(key="u", op="uop"))
-    assert store.journal_finish("u", "w1", "unknown", None, 7.0, defer=True)
-    # a settlement the owner no longer holds is not applied (deferred stores drop it in the background)
-    store.journal_finish("d0", "w1", "failed", None, 8.0, defer=True)
-    row0 = store.journal_get("d0")
-    assert row0 is not None and row0.status == "done"

@@ -15,7 +15,6 @@ from typing import Any, Final
 
 from ..intent import Intent, IntentStatus
 from ..records import AuditRecord, EffectStatus, StopRecord
-from ._settle import SettleQueue
 from .base import FinishStatus, Store
 
 # Versioned migrations: (version, statements). Never edit a shipped entry; append a new one.
@@ -177,29 +176,6 @@ class SqlStore(Store):
     def _run_many(self, sql: str, rows: Sequence[Sequence[Any]]) -> None:
         """Run one statement for many parameter rows in one transaction."""
 
-    @abstractmethod
-    def _settle_many(self, rows: Sequence[Sequence[Any]]) -> None:
-        """Write a batch of deferred `SQL_FINISH` rows (with the store's settlement durability)."""
-
-    _settle_queue: SettleQueue | None = None
-
-    def _settlements(self) -> SettleQueue:
-        queue = self._settle_queue
-        if queue is None:
-            queue = self._settle_queue = SettleQueue(self._settle_many)
-        return queue
-
-    def flush_settlements(self) -> None:
-        """Write deferred settlements now (journal reads call this: read-your-writes within a process)."""
-        queue = self._settle_queue
-        if queue is not None and queue.pending():
-            queue.flush()
-
-    def _close_settlements(self) -> None:
-        queue = self._settle_queue
-        if queue is not None:
-            queue.close()
-
     # --- audit ----------------------------------------------------------------------------------------------
     def append_audit(self, records: Sequence[AuditRecord]) -> None:
         if records:
@@ -262,33 +238,22 @@ class SqlStore(Store):
         return count == 1
 
     def journal_get(self, key: str) -> Intent | None:
-        self.flush_settlements()
         _, rows = self._run(SQL_GET, (key,))
         return intent_from_row(rows[0]) if rows else None
 
     def journal_for_operation(self, operation_id: str) -> Intent | None:
-        self.flush_settlements()
         _, rows = self._run(SQL_FOR_OPERATION, (operation_id,))
         return intent_from_row(rows[0]) if rows else None
 
-    def journal_finish(
-        self, key: str, owner: str, status: FinishStatus, outcome: Any, now: float, *, defer: bool = False
-    ) -> bool:
-        params = (status, None if outcome is None else dumps(outcome), now, key, owner)
-        if defer and status != "unknown":
-            self._settlements().put(params)
-            return True
-        return self._run_settle(SQL_FINISH, params) == 1
-
-    def _run_settle(self, sql: str, params: Sequence[Any]) -> int:
-        """One settling statement (stores may give it a relaxed durability)."""
-        return self._run(sql, params)[0]
+    def journal_finish(self, key: str, owner: str, status: FinishStatus, outcome: Any, now: float) -> bool:
+        count, _ = self._run(SQL_FINISH, (status, None if outcome is None else dumps(outcome), now, key, owner))
+        return count == 1
 
     def journal_release(self, key: str, owner: str) -> bool:
-        return self._run_settle(SQL_RELEASE, (key, owner)) == 1
+        count, _ = self._run(SQL_RELEASE, (key, owner))
+        return count == 1
 
     def journal_expire(self, now: float, key: str | None = None) -> int:
-        self.flush_settlements()
         if key is None:
             count, _ = self._run(SQL_EXPIRE, (now, now))
         else:
@@ -296,7 +261,7 @@ class SqlStore(Store):
         return count
 
     def journal_resolve(self, key: str, *, done: bool, outcome: Any, resolution: str, now: float) -> Intent | None:
-        row = self.journal_get(key)  # flushes deferred settlements
+        row = self.journal_get(key)
         if row is None:
             return None
         if done:
@@ -307,14 +272,12 @@ class SqlStore(Store):
         return replace(row, resolution=resolution, updated_at=now)
 
     def journal_list(self, *, status: IntentStatus | None = None, limit: int = 100) -> list[Intent]:
-        self.flush_settlements()
         where, params = ("WHERE status = ?", (status,)) if status is not None else ("", ())
         _, rows = self._run(f"SELECT {INTENT_COLUMNS} FROM toolproof_intents {where}"
                             " ORDER BY created_at DESC LIMIT ?", (*params, limit))
         return [intent_from_row(r) for r in rows]
 
     def journal_prune(self, before: float) -> int:
-        self.flush_settlements()
         count, _ = self._run("DELETE FROM toolproof_intents WHERE status IN ('done', 'failed') AND updated_at < ?",
                              (before,))
         return count

@@ -64,13 +64,8 @@ class Store(ABC):
         """The intent holding this operation id (at most one exists), if any."""
 
     @abstractmethod
-    def journal_finish(
-        self, key: str, owner: str, status: FinishStatus, outcome: Any, now: float, *, defer: bool = False
-    ) -> bool:
-        """Settle an `in_flight` intent that `owner` still holds; False when it is not (any more) theirs.
-
-        `defer=True` lets a store write `done`/`failed` settlements in the background (it then returns True
-        at once); journal reads in the same process still see them."""
+    def journal_finish(self, key: str, owner: str, status: FinishStatus, outcome: Any, now: float) -> bool:
+        """Settle an `in_flight` intent that `owner` still holds; False when it is not (any more) theirs."""
 
     @abstractmethod
     def journal_release(self, key: str, owner: str) -> bool:
@@ -114,10 +109,8 @@ class Store(ABC):
     async def ajournal_for_operation(self, operation_id: str) -> Intent | None:
         return self.journal_for_operation(operation_id)
 
-    async def ajournal_finish(
-        self, key: str, owner: str, status: FinishStatus, outcome: Any, now: float, *, defer: bool = False
-    ) -> bool:
-        return self.journal_finish(key, owner, status, outcome, now, defer=defer)
+    async def ajournal_finish(self, key: str, owner: str, status: FinishStatus, outcome: Any, now: float) -> bool:
+        return self.journal_finish(key, owner, status, outcome, now)
 
     async def ajournal_release(self, key: str, owner: str) -> bool:
         return self.journal_release(key, owner)

@@ -95,9 +95,7 @@ class MemoryStore(Store):
             key = self._operations.get(operation_id)
             return self._intents.get(key) if key is not None else None
 
-    def journal_finish(
-        self, key: str, owner: str, status: FinishStatus, outcome: Any, now: float, *, defer: bool = False
-    ) -> bool:
+    def journal_finish(self, key: str, owner: str, status: FinishStatus, outcome: Any, now: float) -> bool:
         with self._lock:
             row = self._intents.get(key)
             if row is None or row.status != "in_flight" or row.owner != owner:

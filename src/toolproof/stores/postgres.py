@@ -133,14 +133,11 @@ class PostgresStore(SqlStore):
         with self._settle_pool.connection() as conn:
             return int(conn.execute(_pg(sql), params).rowcount)
 
-    def _settle_many(self, rows: Sequence[Sequence[Any]]) -> None:
-        with self._settle_pool.connection() as conn, conn.transaction(), conn.cursor() as cur:
-            cur.executemany(_pg(SQL_FINISH), rows)
+    def journal_finish(self, key: str, owner: str, status: FinishStatus, outcome: Any, now: float) -> bool:
+        return self._run_settle(SQL_FINISH, (status, None if outcome is None else dumps(outcome), now, key, owner)) == 1
 
-    async def _aflush(self) -> None:
-        queue = self._settle_queue
-        if queue is not None and queue.pending():
-            await asyncio.to_thread(queue.flush)
+    def journal_release(self, key: str, owner: str) -> bool:
+        return self._run_settle(SQL_RELEASE, (key, owner)) == 1
 
     def _run_many(self, sql: str, rows: Sequence[Sequence[Any]]) -> None:
         with self._pool.connection() as conn, conn.transaction(), conn.cursor() as cur:
@@ -179,22 +176,15 @@ class PostgresStore(SqlStore):
         return count == 1
 
     async def ajournal_get(self, key: str) -> Intent | None:
-        await self._aflush()
         _, rows = await self._arun(SQL_GET, (key,))
         return intent_from_row(rows[0]) if rows else None
 
     async def ajournal_for_operation(self, operation_id: str) -> Intent | None:
-        await self._aflush()
         _, rows = await self._arun(SQL_FOR_OPERATION, (operation_id,))
         return intent_from_row(rows[0]) if rows else None
 
-    async def ajournal_finish(
-        self, key: str, owner: str, status: FinishStatus, outcome: Any, now: float, *, defer: bool = False
-    ) -> bool:
+    async def ajournal_finish(self, key: str, owner: str, status: FinishStatus, outcome: Any, now: float) -> bool:
         params = (status, None if outcome is None else dumps(outcome), now, key, owner)
-        if defer and status != "unknown":
-            self._settlements().put(params)
-            return True
         count, _ = await self._arun(SQL_FINISH, params, settle=True)
         return count == 1
 
@@ -203,7 +193,6 @@ class PostgresStore(SqlStore):
         return count == 1
 
     async def ajournal_expire(self, now: float, key: str | None = None) -> int:
-        await self._aflush()
         if key is None:
             count, _ = await self._arun(SQL_EXPIRE, (now, now))
         else:
@@ -211,7 +200,6 @@ class PostgresStore(SqlStore):
         return count
 
     async def aclose(self) -> None:
-        await self._aflush()
         loop = asyncio.get_running_loop()
         for pools in (self._apools, self._settle_apools):
             pool = pools.pop(loop, None)
@@ -221,7 +209,6 @@ class PostgresStore(SqlStore):
 
     def close(self) -> None:
         """Close the sync pools, and async pools whose loop is idle; use `aclose()` from inside a loop."""
-        self._close_settlements()
         for pools in (self._apools, self._settle_apools):
             for loop, pool in list(pools.items()):
                 pools.pop(loop, None)

@@ -20,7 +20,8 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, Final
 
-from ._sql import MIGRATIONS, SQL_FINISH, SqlStore
+from ._sql import MIGRATIONS, SQL_FINISH, SQL_RELEASE, SqlStore, dumps
+from .base import FinishStatus
 
 SYNCHRONOUS: Final = ("OFF", "NORMAL", "FULL", "EXTRA")
 
@@ -107,20 +108,11 @@ class SqliteStore(SqlStore):
             finally:
                 self._db.execute(f"PRAGMA synchronous = {self.synchronous}")
 
-    def _settle_many(self, rows: Sequence[Sequence[Any]]) -> None:
-        with self._lock:
-            db = self._db
-            db.execute(f"PRAGMA synchronous = {self.finish_synchronous}")
-            try:
-                db.execute("BEGIN IMMEDIATE")
-                try:
-                    db.executemany(SQL_FINISH, rows)
-                    db.execute("COMMIT")
-                except BaseException:
-                    db.execute("ROLLBACK")
-                    raise
-            finally:
-                db.execute(f"PRAGMA synchronous = {self.synchronous}")
+    def journal_finish(self, key: str, owner: str, status: FinishStatus, outcome: Any, now: float) -> bool:
+        return self._run_settle(SQL_FINISH, (status, None if outcome is None else dumps(outcome), now, key, owner)) == 1
+
+    def journal_release(self, key: str, owner: str) -> bool:
+        return self._run_settle(SQL_RELEASE, (key, owner)) == 1
 
     def _run_many(self, sql: str, rows: Sequence[Sequence[Any]]) -> None:
         with self._lock:
@@ -133,6 +125,5 @@ class SqliteStore(SqlStore):
                 raise
 
     def close(self) -> None:
-        self._close_settlements()
         with self._lock:
             self._db.close()
