@@ -237,7 +237,9 @@ def test_a_non_idempotent_write_is_never_retried(exc: Exception) -> None:
     assert env.error.error_class == "outcome_unknown"
     assert env.error.next_action == "escalate"
     stop = r.store.get_stop(env.meta.extra["stop_id"])
-    assert stop is not None and stop.effect_status == "unknown" and stop.idempotency_key == "k-1"
+    # The key is built by the runner; the one in the context (anyone's) is ignored.
+    assert stop is not None and stop.effect_status == "unknown" and stop.idempotency_key == env.meta.idempotency_key
+    assert env.meta.idempotency_key is not None and env.meta.idempotency_key.startswith("tp1_")
 
 
 def test_a_non_idempotent_write_that_was_throttled_is_known_not_done() -> None:
@@ -266,7 +268,8 @@ def test_an_idempotent_write_whose_reply_was_lost_is_retried_and_its_give_up_say
     assert env.error is not None and env.error.error_class == "transient_upstream"
     assert env.error.next_action == "escalate"
     stop = r.store.get_stop(env.meta.extra["stop_id"])
-    assert stop is not None and stop.effect_status == "unknown" and stop.idempotency_key == "k-9"
+    assert stop is not None and stop.effect_status == "unknown" and stop.idempotency_key == env.meta.idempotency_key
+    assert env.meta.idempotency_key is not None and env.meta.idempotency_key.startswith("tp1_")
 
 
 def test_a_high_risk_write_escalates_at_once() -> None:

@@ -113,7 +113,9 @@ def build_toolset(shop: Shop) -> toolproof.Toolset:
         effect="write",
         idempotent=True,  # the orders table enforces the request key: a repeat returns the first order
         group="orders",
-        operation_keys=["crop", "grade", "quantity_kg", "delivery_date"],
+        # One order per crop, grade and delivery day in a conversation: a changed quantity is the same
+        # operation with other arguments, so the journal asks whether it is an amendment or a second order.
+        operation_keys=["crop", "grade", "delivery_date"],
         examples=[{"crop": "groundnut", "quantity_kg": 40, "delivery_date": "2026-10-23"}],
     )
     def place_order(

@@ -198,7 +198,7 @@ def new_stop_id() -> str:
 
 def effect_status(tool: Tool, error: ErrorInfo, *, dispatched: bool) -> EffectStatus:
     """Whether the side effect of a call that was given up on is known done, known not done, or unknown."""
-    if not dispatched or tool.effect == "read":
+    if not dispatched or tool.effect == "read" or error.effect_done is False:
         return "not_done"
     cls = error.error_class.value
     if cls in ("outcome_unknown", "transient_upstream", "internal_error"):
@@ -321,7 +321,10 @@ class AuditWriter:
                     break
             cache = self._redaction
             records = [build_audit(entry, cache) for entry in batch]
-            if self.persist:
+            if self.persist and self.store.closed:
+                log.warning("the store %s was closed before the runner: %d audit records not written "
+                            "(close the Runner, not its store)", self.store.url, len(records))
+            elif self.persist:
                 try:
                     self.store.append_audit(records)
                 except Exception:

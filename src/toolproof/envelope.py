@@ -5,6 +5,7 @@ Success: `{"ok": true, "result": ..., "meta": {...}}`; failure: `{"ok": false, "
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
@@ -49,6 +50,8 @@ class ErrorInfo:
     retry_after_s: float | None = None
     idempotency_key: str | None = None
     state: dict[str, Any] | None = None
+    #: In-process only (not on the wire): what the raiser knew of the side effect (see `ToolError`).
+    effect_done: bool | None = dataclasses.field(default=None, compare=False)
 
     def __post_init__(self) -> None:
         # Accept wire strings ("escalate") as well as the enums; reject anything outside the closed sets.
@@ -77,6 +80,7 @@ class ErrorInfo:
             retry_after_s=exc.retry_after_s,
             idempotency_key=exc.idempotency_key,
             state=exc.state,
+            effect_done=exc.effect_done,
         )
 
     def to_exception(self) -> ToolError:
@@ -91,6 +95,7 @@ class ErrorInfo:
             retry_after_s=self.retry_after_s,
             state=self.state,
             idempotency_key=self.idempotency_key,
+            effect_done=self.effect_done,
         )
 
     def to_dict(self) -> dict[str, Any]:

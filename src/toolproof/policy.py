@@ -28,7 +28,8 @@ class StopReason(StrEnum):
     RETRY_AFTER_TOO_LONG = "retry_after_too_long"  # the upstream asked for a wait the budgets do not allow
     HIGH_RISK = "high_risk"  # a high-risk write failed transiently: escalate at once
     NOT_IDEMPOTENT = "not_idempotent"  # a write that may not be repeated failed transiently
-    NON_RETRYABLE = "non_retryable"  # the class says escalate (auth, permission, internal, outcome unknown)
+    NON_RETRYABLE = "non_retryable"  # the class says escalate (auth, permission, internal)
+    OUTCOME_UNKNOWN = "outcome_unknown"  # a write may or may not have run: a person reconciles its key
     CIRCUIT_OPEN = "circuit_open"  # the breaker refused the call
     REPEAT_GUARD = "repeat_guard"  # an identical repeat of a call that just failed
     FAILURE_LIMIT = "failure_limit"  # too many failures of one tool within a run or conversation

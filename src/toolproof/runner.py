@@ -27,6 +27,9 @@ from .context import CallContext, new_call_id
 from .envelope import Envelope, ErrorInfo, Meta
 from .errors import CLASS_SPECS, TRANSIENT_CLASSES, ErrorClass, InvalidArgument, NextAction, OutcomeUnknown, ToolError
 from .guard import LoopGuard
+from .intent import Intent
+from .journal import Claim, Journal, in_flight_conflict, replay_envelope
+from .keys import KeyParts, key_parts_for
 from .policy import STOP_HINTS, RetryPolicy, RetryTokenBucket, RunBudget, RunState, StopReason, decide_retry
 from .records import EffectStatus, StopRecord
 from .stores import Store, open_store
@@ -137,6 +140,8 @@ class Runner:
         self.toolset = toolset
         self.clock = clock
         self.store = store if isinstance(store, Store) else open_store(store)
+        # --- journal (issue 4): exactly-once bookkeeping for writes; replace to tune wait/lease ---
+        self.journal = Journal(self.store)
         self.retry = retry if retry is not None else RetryPolicy(max_attempts=1, max_wall_s=None)
         self.budget = budget
         self.retry_bucket = RetryTokenBucket() if isinstance(retry_bucket, _Default) else retry_bucket
@@ -233,6 +238,17 @@ class Runner:
         finally:
             pipeline.close()
 
+    async def aclose(self) -> None:
+        """Flush and release the store from inside an event loop (async connections too). (issue 4)"""
+        await self.store.aclose()
+
+    def reconcile(self, key: str, outcome: str = "done", *, result: Any = None, note: str | None = None) -> Intent:
+        """Settle a write whose outcome was unknown, after a person checked: `done` (repeats replay `result`)
+        or `not_done` (released; the call may be made again). Resolves the linked stop records too."""
+        if outcome not in ("done", "not_done"):
+            raise ValueError(f"outcome must be 'done' or 'not_done', got {outcome!r}")
+        return self.journal.reconcile(key, "done" if outcome == "done" else "not_done", result=result, note=note)
+
     # --- the pipeline ---------------------------------------------------------------------------------------
 
     def _start(self, tool: Tool, arguments: Any, context: CallContext | None) -> Pipeline:
@@ -279,8 +295,13 @@ class Runner:
                 return (yield from self._give_up(tool, ctx, arguments, blocked.error, 0, blocked.reason, False))
 
         # 2. Validation, before any side effect.
+        parts: KeyParts | None = None
         try:
             args = tool.parse_arguments(arguments)
+            # --- journal (issue 4): the key is ours, never the model's; the handler gets it in its context ---
+            if tool.effect == "write":
+                parts = key_parts_for(tool, args, ctx)
+                ctx = ctx.with_updates(idempotency_key=parts.key)
             call_args, call_kwargs = tool.bind(args, ctx)
         except InvalidArgument as exc:
             if writer is not None:
@@ -289,8 +310,36 @@ class Runner:
             info = ErrorInfo.from_exception(exc)
             return (yield from self._failed(tool, ctx, arguments, info, 0, None, False, scope, arguments))
 
-        # 3. [journal seam, issue 4] a write's idempotency key and journal claim go here, as an `Io` effect.
+        # 3. The journal (writes only): claim the intent before dispatch; replay or refuse repeats.
+        intent: Intent | None = None
+        if parts is not None:
+            intent = self.journal.new_intent(tool, args, ctx, parts)
+            claim = yield from self._journal_claim(intent)
+            if claim.kind == "replay":
+                return replay_envelope(claim.intent, tool, call_id)
+            if claim.kind != "proceed":
+                assert claim.error is not None
+                return Envelope.failure(claim.error, Meta(tool.name, call_id, tool.schema_version, 0, parts.key))
 
+        envelope = yield from self._attempts(tool, ctx, arguments, args, call_args, call_kwargs, started, scope,
+                                             fallback_from)
+
+        # 8. The journal: record the outcome against the key (replayed to repeats), or release the intent.
+        if intent is not None:
+            journal, claimed, final = self.journal, intent, envelope
+            envelope = yield Io(lambda: journal.record(claimed, tool, final),
+                                lambda: journal.arecord(claimed, tool, final))
+        return envelope
+
+    def _attempts(
+        self, tool: Tool, ctx: CallContext, arguments: Any, args: dict[str, Any], call_args: tuple[Any, ...],
+        call_kwargs: dict[str, Any], started: float, scope: str | None, fallback_from: str | None,
+    ) -> Pipeline:
+        """Dispatch under the breaker, classify, and retry while the policy allows; the final envelope."""
+        clock = self.clock
+        call_id: str = ctx.call_id  # type: ignore[assignment]
+        writer = self._writer
+        guard = self.loop_guard
         policy = self.retry
         deadline = None if policy.max_wall_s is None else started + policy.max_wall_s
         run = self._run_state(ctx.run_id, started) if ctx.run_id is not None and self.budget is not None else None
@@ -339,7 +388,6 @@ class Runner:
                     writer.submit((time.time(), tool, ctx, args, "ok", attempts, outcome.elapsed_s, "ok", None))
                 if guard is not None and scope is not None:
                     guard.succeeded(scope, tool.name, read=tool.effect == "read")
-                # [journal seam, issue 4] record the result against the key here, as an `Io` effect.
                 if fallback_from is None:
                     return Envelope(True, Meta(tool.name, call_id, tool.schema_version, attempts), result)
                 meta = Meta(tool.name, call_id, tool.schema_version, attempts, extra={"fallback_from": fallback_from})
@@ -410,10 +458,14 @@ class Runner:
         """A failed call: tell the loop guard (about the arguments as sent), and give up when it must."""
         guard = self.loop_guard
         if guard is not None and scope is not None:
-            at_limit = guard.failed(scope, tool.name, raw, info, remember=not info.retryable)
+            # A write held by the journal (outcome unknown) is answered by the journal, with its key, on repeat.
+            held = tool.effect == "write" and info.error_class is ErrorClass.OUTCOME_UNKNOWN
+            at_limit = guard.failed(scope, tool.name, raw, info, remember=not info.retryable and not held)
             if at_limit and reason is None:
                 reason = StopReason.FAILURE_LIMIT
-        if reason is None and info.next_action is NextAction.ESCALATE:
+        if reason is None and info.error_class is ErrorClass.OUTCOME_UNKNOWN:
+            reason = StopReason.OUTCOME_UNKNOWN
+        elif reason is None and info.next_action is NextAction.ESCALATE:
             reason = StopReason.NON_RETRYABLE
         if reason is None:
             return Envelope.failure(info, Meta(tool.name, ctx.call_id or "", tool.schema_version, attempts))
@@ -488,6 +540,20 @@ class Runner:
                 del runs[next(iter(runs))]
             state = runs[run_id] = RunState(now)
         return state
+
+    def _journal_claim(self, intent: Intent) -> Generator[Effect, Any, Claim]:
+        """Claim, or wait (bounded, polling) while the same key is in flight elsewhere. (issue 4)"""
+        journal = self.journal
+        deadline: float | None = None
+        while True:
+            claim: Claim = yield Io(lambda: journal.claim(intent), lambda: journal.aclaim(intent))
+            if claim.kind != "wait":
+                return claim
+            now = self.clock.monotonic()
+            deadline = now + journal.wait_s if deadline is None else deadline
+            if now >= deadline:
+                return Claim("refuse", claim.intent, in_flight_conflict(claim.intent))
+            yield Sleep(min(journal.poll_s, max(deadline - now, 0.0)))
 
     # --- drivers ----------------------------------------------------------------------------------------------
 

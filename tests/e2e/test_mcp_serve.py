@@ -86,7 +86,9 @@ async def test_calls_return_the_envelope_and_ids_come_from_meta(transport: str) 
         first = await client.call_tool("place_order", order, meta=_meta("conv-a"))  # type: ignore[arg-type]
         assert first.structured_content["result"]["note"] == "New order placed", first.structured_content
         again = await client.call_tool("place_order", order, meta=_meta("conv-a"))  # type: ignore[arg-type]
-        assert again.structured_content["result"]["note"] == "Already placed"
+        # The journal replays the first result: the handler is not called again.
+        assert again.structured_content["meta"]["replayed"] is True
+        assert again.structured_content["result"] == first.structured_content["result"]
         assert again.structured_content["result"]["order_id"] == first.structured_content["result"]["order_id"]
         other = await client.call_tool("place_order", order, meta=_meta("conv-b"))  # type: ignore[arg-type]
         assert other.structured_content["result"]["note"] == "New order placed"
@@ -132,8 +134,12 @@ async def test_an_http_upstream_that_goes_away_is_a_transport_failure_not_a_hang
         first = await runner.call("get_today_price", {"crop": "onion"})
         # Untrusted, so a write: the connection broke with the call possibly sent.
         assert first.error_class in (ErrorClass.OUTCOME_UNKNOWN, ErrorClass.TRANSIENT_UPSTREAM)
-        again = await runner.call("get_today_price", {"crop": "onion"})
-        # Nothing could be sent at all: known not done, so transient even for a write.
+        # The same write again is held by the journal until a person reconciles the first one.
+        held = await runner.call("get_today_price", {"crop": "onion"})
+        assert held.error_class is ErrorClass.OUTCOME_UNKNOWN
+        assert held.error is not None and held.error.idempotency_key
+        # In another conversation nothing can be sent at all: known not done, so transient even for a write.
+        again = await runner.call("get_today_price", {"crop": "onion"}, context=CallContext("conv-2"))
         assert again.error is not None and again.error.error_class is ErrorClass.TRANSIENT_UPSTREAM
         assert "could not be reached" in again.error.message
 
@@ -156,10 +162,14 @@ async def test_without_a_conversation_id_the_session_names_the_conversation(
     if transport == "stdio":
         opened: Any = Client(toolproof_stdio("serve", TARGET), mode=mode, read_timeout_seconds=30)  # type: ignore[arg-type]
         async with opened as client:
-            notes = [(await client.call_tool("place_order", order, meta=meta)).structured_content["result"]["note"]  # type: ignore[arg-type]
+            replies = [(await client.call_tool("place_order", order, meta=meta)).structured_content  # type: ignore[arg-type]
                      for _ in range(2)]
     else:
         async with http_server("serve", TARGET) as url, Client(url, mode=mode, read_timeout_seconds=30) as client:  # type: ignore[arg-type]
-            notes = [(await client.call_tool("place_order", order, meta=meta)).structured_content["result"]["note"]  # type: ignore[arg-type]
+            replies = [(await client.call_tool("place_order", order, meta=meta)).structured_content  # type: ignore[arg-type]
                      for _ in range(2)]
-    assert notes == ["New order placed", "Already placed" if repeat_recognised else "New order placed"]
+    first, second = replies
+    assert first["result"]["note"] == "New order placed"
+    # Recognised as the same conversation: the journal replays the first order; otherwise a second order.
+    assert (second["result"]["order_id"] == first["result"]["order_id"]) is repeat_recognised
+    assert bool(second["meta"].get("replayed")) is repeat_recognised

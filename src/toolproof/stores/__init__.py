@@ -3,19 +3,57 @@
 from __future__ import annotations
 
 import os
+from typing import TYPE_CHECKING, Any
+from urllib.parse import parse_qsl, urlsplit
 
 from .base import Store
 from .memory import MemoryStore
+from .sqlite import SqliteStore
 
-__all__ = ["MemoryStore", "Store", "open_store"]
+if TYPE_CHECKING:
+    from .postgres import PostgresStore
+
+__all__ = ["MemoryStore", "PostgresStore", "SqliteStore", "Store", "open_store"]
+
+ENV_VAR = "TOOLPROOF_STORE"
 
 
 def open_store(url: str | None = None) -> Store:
     """A store for a URL: None or `memory://` (in memory), `sqlite:///path`, `postgresql://...`.
 
     With no URL, `TOOLPROOF_STORE` is read; with neither, the store is in memory and writes no file.
+    `sqlite:///relative.db` is relative to the working directory, `sqlite:////abs/path.db` is absolute;
+    `?synchronous=NORMAL` chooses SQLite's durability (default FULL; `finish_synchronous`, default NORMAL,
+    for settling a claimed intent). `postgresql://...?schema=NAME` keeps the tables in their own schema;
+    `&finish_synchronous_commit=on` makes settling as durable as claiming (default off).
     """
-    url = url or os.environ.get("TOOLPROOF_STORE") or "memory://"
+    url = url or os.environ.get(ENV_VAR) or "memory://"
+    if not isinstance(url, str):
+        raise TypeError(f"store URL must be a string, got {type(url).__name__}")
     if url.startswith("memory:"):
         return MemoryStore()
+    if url.startswith("sqlite:"):
+        parts = urlsplit(url)
+        if not url.startswith("sqlite:///") or parts.netloc:
+            raise ValueError(f"SQLite URLs look like sqlite:///relative/path or sqlite:////absolute/path, got {url!r}")
+        path = url[len("sqlite:///"):].split("?", 1)[0]
+        if not path:
+            raise ValueError(f"SQLite URL {url!r} names no file")
+        options: dict[str, Any] = dict(parse_qsl(parts.query))
+        unknown = set(options) - {"synchronous", "finish_synchronous"}
+        if unknown:
+            raise ValueError(f"unknown SQLite URL options {sorted(unknown)}; known: synchronous, finish_synchronous")
+        return SqliteStore(path, **options)
+    if url.startswith(("postgresql://", "postgres://")):
+        from .postgres import PostgresStore
+
+        return PostgresStore(url)
     raise ValueError(f"unsupported store URL {url!r}: use memory://, sqlite:///PATH or postgresql://...")
+
+
+def __getattr__(name: str) -> Any:
+    if name == "PostgresStore":  # imported lazily: psycopg is an optional extra
+        from .postgres import PostgresStore
+
+        return PostgresStore
+    raise AttributeError(name)

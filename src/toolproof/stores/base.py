@@ -7,14 +7,20 @@ from __future__ import annotations
 
 from abc import ABC, abstractmethod
 from collections.abc import Sequence
+from typing import Any, Literal
 
+from ..intent import Intent, IntentStatus
 from ..records import AuditRecord, EffectStatus, StopRecord
+
+FinishStatus = Literal["done", "failed", "unknown"]
 
 
 class Store(ABC):
     """One durable (or in-memory) home for audit records, stop records and, later, the journal."""
 
     url: str = ""
+    #: Set by `close()`; a closed store is not used again (the audit writer drops, and says so, what it holds).
+    closed: bool = False
 
     # --- audit trail ----------------------------------------------------------------------------------
     @abstractmethod
@@ -45,6 +51,78 @@ class Store(ABC):
         self, stop_id: str, *, resolution: str, effect_status: EffectStatus | None = None
     ) -> StopRecord | None:
         """Mark a stop resolved (and, when known, settle its effect status); None if there is no such stop."""
+
+    # --- write journal (issue 4): one row per intended write, claimed before dispatch -----------------------
+    @abstractmethod
+    def journal_claim(self, intent: Intent) -> bool:
+        """`INSERT ... ON CONFLICT DO NOTHING`: True when this call wrote the row (its key and its operation
+        were free), False when a row with the same key or the same operation id exists."""
+
+    @abstractmethod
+    def journal_get(self, key: str) -> Intent | None: ...
+
+    @abstractmethod
+    def journal_for_operation(self, operation_id: str) -> Intent | None:
+        """The intent holding this operation id (at most one exists), if any."""
+
+    @abstractmethod
+    def journal_finish(self, key: str, owner: str, status: FinishStatus, outcome: Any, now: float) -> bool:
+        """Settle an `in_flight` intent that `owner` still holds; False when it is not (any more) theirs."""
+
+    @abstractmethod
+    def journal_release(self, key: str, owner: str) -> bool:
+        """Delete an `in_flight` intent that `owner` holds (nothing happened: a corrected call may proceed)."""
+
+    @abstractmethod
+    def journal_expire(self, now: float, key: str | None = None) -> int:
+        """Turn `in_flight` intents whose lease ended before `now` into `unknown` (their worker died)."""
+
+    @abstractmethod
+    def journal_resolve(
+        self, key: str, *, done: bool, outcome: Any, resolution: str, now: float
+    ) -> Intent | None:
+        """Reconcile an intent: done -> status `done` with `outcome`; not done -> deleted. Returns the row as
+        it was settled (for not done, the deleted row with its resolution), or None if there is none."""
+
+    @abstractmethod
+    def journal_list(self, *, status: IntentStatus | None = None, limit: int = 100) -> list[Intent]:
+        """The newest intents first."""
+
+    @abstractmethod
+    def journal_prune(self, before: float) -> int:
+        """Delete finished intents (`done`, `failed`) last updated before `before`; never unknown or in flight."""
+
+    def resolve_stops_for_key(self, key: str, *, resolution: str, effect_status: EffectStatus) -> int:
+        """Resolve every open stop record linked to an idempotency key; returns how many."""
+        count = 0
+        for stop in self.list_stops(resolved=False, limit=1_000_000):
+            if stop.idempotency_key == key:
+                self.resolve_stop(stop.id, resolution=resolution, effect_status=effect_status)
+                count += 1
+        return count
+
+    # Async forms for the event-loop path; stores with real async I/O (PostgreSQL) override them.
+    async def ajournal_claim(self, intent: Intent) -> bool:
+        return self.journal_claim(intent)
+
+    async def ajournal_get(self, key: str) -> Intent | None:
+        return self.journal_get(key)
+
+    async def ajournal_for_operation(self, operation_id: str) -> Intent | None:
+        return self.journal_for_operation(operation_id)
+
+    async def ajournal_finish(self, key: str, owner: str, status: FinishStatus, outcome: Any, now: float) -> bool:
+        return self.journal_finish(key, owner, status, outcome, now)
+
+    async def ajournal_release(self, key: str, owner: str) -> bool:
+        return self.journal_release(key, owner)
+
+    async def ajournal_expire(self, now: float, key: str | None = None) -> int:
+        return self.journal_expire(now, key)
+
+    async def aclose(self) -> None:
+        """Close from inside an event loop (releases async connections too)."""
+        self.close()
 
     def close(self) -> None:  # noqa: B027 - optional hook
         """Release connections and flush; a closed store is not used again."""

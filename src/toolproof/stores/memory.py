@@ -7,9 +7,11 @@ from collections import Counter
 from collections.abc import Sequence
 from dataclasses import replace
 from time import time
+from typing import Any
 
+from ..intent import Intent, IntentStatus
 from ..records import AuditRecord, EffectStatus, StopRecord
-from .base import Store
+from .base import FinishStatus, Store
 
 
 class MemoryStore(Store):
@@ -20,6 +22,8 @@ class MemoryStore(Store):
         self._audit: list[AuditRecord] = []
         self._max_audit = max_audit
         self._stops: dict[str, StopRecord] = {}
+        self._intents: dict[str, Intent] = {}
+        self._operations: dict[str, str] = {}  # operation id -> key: the UNIQUE index of the SQL stores
 
     def append_audit(self, records: Sequence[AuditRecord]) -> None:
         with self._lock:
@@ -72,3 +76,78 @@ class MemoryStore(Store):
             )
             self._stops[stop_id] = updated
             return updated
+
+    # --- write journal ------------------------------------------------------------------------------------
+    def journal_claim(self, intent: Intent) -> bool:
+        with self._lock:
+            if intent.key in self._intents or intent.operation_id in self._operations:
+                return False
+            self._intents[intent.key] = intent
+            self._operations[intent.operation_id] = intent.key
+            return True
+
+    def journal_get(self, key: str) -> Intent | None:
+        with self._lock:
+            return self._intents.get(key)
+
+    def journal_for_operation(self, operation_id: str) -> Intent | None:
+        with self._lock:
+            key = self._operations.get(operation_id)
+            return self._intents.get(key) if key is not None else None
+
+    def journal_finish(self, key: str, owner: str, status: FinishStatus, outcome: Any, now: float) -> bool:
+        with self._lock:
+            row = self._intents.get(key)
+            if row is None or row.status != "in_flight" or row.owner != owner:
+                return False
+            self._intents[key] = replace(row, status=status, outcome=outcome, updated_at=now)
+            return True
+
+    def journal_release(self, key: str, owner: str) -> bool:
+        with self._lock:
+            row = self._intents.get(key)
+            if row is None or row.status != "in_flight" or row.owner != owner:
+                return False
+            self._drop(row)
+            return True
+
+    def journal_expire(self, now: float, key: str | None = None) -> int:
+        with self._lock:
+            rows = [self._intents[key]] if key is not None and key in self._intents else (
+                [] if key is not None else list(self._intents.values()))
+            count = 0
+            for row in rows:
+                if row.status == "in_flight" and row.lease_until < now:
+                    self._intents[row.key] = replace(row, status="unknown", updated_at=now)
+                    count += 1
+            return count
+
+    def journal_resolve(self, key: str, *, done: bool, outcome: Any, resolution: str, now: float) -> Intent | None:
+        with self._lock:
+            row = self._intents.get(key)
+            if row is None:
+                return None
+            if done:
+                settled = replace(row, status="done", outcome=outcome, resolution=resolution, updated_at=now)
+                self._intents[key] = settled
+                return settled
+            self._drop(row)
+            return replace(row, resolution=resolution, updated_at=now)
+
+    def journal_list(self, *, status: IntentStatus | None = None, limit: int = 100) -> list[Intent]:
+        with self._lock:
+            rows = [r for r in self._intents.values() if status is None or r.status == status]
+        rows.sort(key=lambda r: r.created_at, reverse=True)
+        return rows[:limit]
+
+    def journal_prune(self, before: float) -> int:
+        with self._lock:
+            old = [r for r in self._intents.values() if r.status in ("done", "failed") and r.updated_at < before]
+            for row in old:
+                self._drop(row)
+            return len(old)
+
+    def _drop(self, row: Intent) -> None:
+        del self._intents[row.key]
+        if self._operations.get(row.operation_id) == row.key:
+            del self._operations[row.operation_id]

@@ -1,0 +1,313 @@
+"""Journaled writes per second against a raw `INSERT ... ON CONFLICT DO NOTHING` on the same store, same
+settings, same run; plus duplicate counts (must be 0) and a soak of 50 concurrent retries per trial.
+
+    python benchmarks/bench_journal.py            # full
+    python benchmarks/bench_journal.py --quick    # a few seconds
+    python benchmarks/bench_journal.py --soak     # 1,000 trials x 50 concurrent retries (memory, SQLite, PostgreSQL)
+
+Rows:
+- `journal (claim + settle)`: what the journal adds to one write (the claim before dispatch, committed with
+  the store's full durability, and the settlement after it) vs one raw insert of a row of the same size.
+- `guarded write (runner)`: `Runner.call_sync` of a write whose handler does the raw insert, journal on,
+  vs the raw insert alone: the whole price of an exactly-once write through toolproof.
+- SQLite in one process (synchronous FULL, the default, and NORMAL); PostgreSQL with 8 processes.
+- `duplicates`: effects beyond one per key when every process (or 50 tasks) sends the same keys through
+  the runner into a table with NO unique key: only the journal stands between a retry and a double effect.
+PostgreSQL: `TOOLPROOF_BENCH_POSTGRES_DSN`, else `TOOLPROOF_TEST_POSTGRES_DSN`, else the local server.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import multiprocessing as mp
+import os
+import sys
+import tempfile
+import time
+import uuid
+from pathlib import Path
+from typing import Any
+
+import toolproof
+from toolproof.context import CallContext
+from toolproof.journal import Journal
+from toolproof.keys import key_parts_for
+from toolproof.stores import PostgresStore, SqliteStore, Store, open_store
+
+PAYLOAD = "x" * 200
+EFFECTS_DDL = ("CREATE TABLE IF NOT EXISTS bench_effects (key TEXT PRIMARY KEY, payload TEXT NOT NULL)",
+               "CREATE TABLE IF NOT EXISTS bench_nounique (key TEXT NOT NULL, payload TEXT NOT NULL)")
+PG_PROCESSES = 8
+
+
+def _sql(store: Store, sql: str, params: tuple[Any, ...] = ()) -> tuple[int, list[Any]]:
+    """Raw SQL on the store's own connection (same settings as the journal); benchmarks only."""
+    return store._run(sql, params)  # type: ignore[attr-defined,no-any-return]
+
+
+def _prepare(store: Store) -> None:
+    for ddl in EFFECTS_DDL:
+        _sql(store, ddl)
+
+
+def _tools(store: Store, sink: list[str] | None = None) -> toolproof.Toolset:
+    """`sink` collects the effects of the soak's slow write when the store has no SQL (memory)."""
+
+    @toolproof.tool(effect="write")
+    def record_effect(n: int, ctx: CallContext) -> dict[str, int]:
+        """Insert one row, keyed by the idempotency key.
+
+        Args:
+            n: A sequence number.
+        """
+        _sql(store, "INSERT INTO bench_effects (key, payload) VALUES (?, ?) ON CONFLICT DO NOTHING",
+             (ctx.idempotency_key, PAYLOAD))
+        return {"n": n}
+
+    @toolproof.tool(effect="write", idempotent=False)
+    def record_unguarded(n: int, ctx: CallContext) -> dict[str, int]:
+        """Insert one row into a table with no unique key (a second run is a duplicate).
+
+        Args:
+            n: A sequence number.
+        """
+        _sql(store, "INSERT INTO bench_nounique (key, payload) VALUES (?, ?)", (f"{ctx.conversation_id}", PAYLOAD))
+        return {"n": n}
+
+    @toolproof.tool(effect="write", idempotent=False)
+    async def record_slowly(n: int, ctx: CallContext) -> dict[str, int]:
+        """Wait a moment (so that retries overlap in flight), then insert one row with no unique key.
+
+        Args:
+            n: A sequence number.
+        """
+        await asyncio.sleep(0.002)
+        if sink is not None:
+            sink.append(ctx.conversation_id or "")
+        else:
+            _sql(store, "INSERT INTO bench_nounique (key, payload) VALUES (?, ?)", (f"{ctx.conversation_id}", PAYLOAD))
+        return {"n": n}
+
+    return toolproof.Toolset([record_effect, record_unguarded, record_slowly])
+
+
+def _raw(store: Store, n: int, tag: str) -> float:
+    start = time.perf_counter()
+    for i in range(n):
+        _sql(store, "INSERT INTO bench_effects (key, payload) VALUES (?, ?) ON CONFLICT DO NOTHING",
+             (f"raw-{tag}-{i}", PAYLOAD))
+    return time.perf_counter() - start
+
+
+def _journal_only(store: Store, n: int, tag: str) -> float:
+    runner = toolproof.Runner(_tools(store), store=store)
+    tool = runner.toolset.get("record_effect")
+    journal = Journal(store)
+    envelope = toolproof.Envelope.success({"n": 0}, toolproof.Meta("record_effect", "c", None, 1))
+    start = time.perf_counter()
+    for i in range(n):
+        ctx = CallContext(conversation_id=f"j-{tag}-{i}")
+        args = {"n": i}
+        intent = journal.new_intent(tool, args, ctx, key_parts_for(tool, args, ctx))
+        claim = journal.claim(intent)
+        assert claim.kind == "proceed", claim
+        journal.record(intent, tool, envelope)
+    return time.perf_counter() - start
+
+
+def _guarded(store: Store, n: int, tag: str) -> float:
+    runner = toolproof.Runner(_tools(store), store=store)
+    start = time.perf_counter()
+    for i in range(n):
+        env = runner.call_sync("record_effect", {"n": i}, context=CallContext(conversation_id=f"g-{tag}-{i}"))
+        assert env.ok, env
+    return time.perf_counter() - start
+
+
+def _row(bench: str, case: str, n: int, seconds: float, base_seconds: float) -> dict[str, Any]:
+    rate, base = n / seconds, n / base_seconds
+    return {"benchmark": bench, "case": case, "value": round(rate, 1), "unit": "writes/s",
+            "baseline": round(base, 1), "ratio": round(rate / base, 3)}
+
+
+# --- SQLite, one process ----------------------------------------------------------------------------------------
+
+
+def sqlite_rows(quick: bool) -> list[dict[str, Any]]:
+    """Many short alternating rounds, so that the VM's fsync jitter hits baseline and candidate alike."""
+    rows = []
+    with tempfile.TemporaryDirectory(prefix="toolproof-bench-") as tmp:
+        for sync, n, rounds in (("FULL", 60 if quick else 400, 6 if quick else 20),
+                                ("NORMAL", 600 if quick else 6000, 6 if quick else 20)):
+            store = SqliteStore(Path(tmp) / f"bench-{sync}.sqlite3", synchronous=sync)
+            _prepare(store)
+            _raw(store, 20, "warm")
+            raw = journal = guarded = 0.0
+            step = n // rounds
+            for rep in range(rounds):
+                raw += _raw(store, step, f"{sync}{rep}")
+                journal += _journal_only(store, step, f"{sync}{rep}")
+                guarded += _guarded(store, step, f"{sync}{rep}")
+            label = f"SQLite 1 process, synchronous={sync}"
+            done = step * rounds
+            rows.append(_row("journal", f"journal (claim + settle) vs raw insert; {label}", done, journal, raw))
+            rows.append(_row("journal", f"guarded write (runner) vs raw insert; {label}", done, guarded, raw))
+            store.close()
+    return rows
+
+
+# --- PostgreSQL, 8 processes ---------------------------------------------------------------------------------------
+
+
+def pg_dsn() -> str | None:
+    import psycopg
+
+    for dsn in (os.environ.get("TOOLPROOF_BENCH_POSTGRES_DSN"), os.environ.get("TOOLPROOF_TEST_POSTGRES_DSN"),
+                "postgresql://postgres@127.0.0.1:5432/test"):
+        if not dsn:
+            continue
+        try:
+            with psycopg.connect(dsn, connect_timeout=3) as conn:
+                conn.execute("SELECT 1")
+            return dsn
+        except psycopg.Error:
+            continue
+    return None
+
+
+def _pg_worker(url: str, phase: str, n: int, worker: int, barrier: Any, out: Any) -> None:
+    store = open_store(url)
+    try:
+        barrier.wait()
+        tag = f"{phase}-w{worker}-{uuid.uuid4().hex[:6]}"
+        if phase == "raw":
+            seconds = _raw(store, n, tag)
+        elif phase == "journal":
+            seconds = _journal_only(store, n, tag)
+        elif phase == "guarded":
+            seconds = _guarded(store, n, tag)
+        else:  # race: every worker sends the same keys
+            runner = toolproof.Runner(_tools(store), store=store)
+            runner.journal = Journal(store, wait_s=30.0, poll_s=0.002)
+            start = time.perf_counter()
+            for i in range(n):
+                runner.call_sync("record_unguarded", {"n": i}, context=CallContext(conversation_id=f"race-{i}"))
+            seconds = time.perf_counter() - start
+        out.put(seconds)
+    finally:
+        store.close()
+
+
+def _pg_phase(ctx: Any, url: str, phase: str, n: int) -> float:
+    barrier = ctx.Barrier(PG_PROCESSES + 1)
+    out = ctx.Queue()
+    procs = [ctx.Process(target=_pg_worker, args=(url, phase, n, w, barrier, out)) for w in range(PG_PROCESSES)]
+    for p in procs:
+        p.start()
+    barrier.wait()
+    for p in procs:
+        p.join(timeout=600)
+        if p.exitcode != 0:
+            raise RuntimeError(f"benchmark worker failed in phase {phase}")
+    # All workers start at the barrier; the phase lasts as long as its slowest worker's own loop.
+    return max(out.get(timeout=10) for _ in procs)
+
+
+def postgres_rows(quick: bool) -> list[dict[str, Any]]:
+    dsn = pg_dsn()
+    if dsn is None:
+        return [{"benchmark": "journal", "case": "PostgreSQL: no server reachable", "value": None, "unit": "",
+                 "baseline": None, "ratio": None}]
+    schema = f"tp_bench_{uuid.uuid4().hex[:10]}"
+    url = f"{dsn}{'&' if '?' in dsn else '?'}schema={schema}"
+    store = PostgresStore(url)
+    _prepare(store)
+    ctx = mp.get_context("spawn")
+    n = 100 if quick else 400
+    rounds = 1 if quick else 3
+    total = n * PG_PROCESSES * rounds
+    try:
+        raw = journal = guarded = 0.0
+        for _ in range(rounds):
+            raw += _pg_phase(ctx, url, "raw", n)
+            journal += _pg_phase(ctx, url, "journal", n)
+            guarded += _pg_phase(ctx, url, "guarded", n)
+        race_keys = 50 if quick else 300
+        _pg_phase(ctx, url, "race", race_keys)
+        _, rows = _sql(store, "SELECT COUNT(*) - COUNT(DISTINCT key) FROM bench_nounique")
+        duplicates = int(rows[0][0])
+        label = f"PostgreSQL {PG_PROCESSES} processes"
+        return [
+            _row("journal", f"journal (claim + settle) vs raw insert; {label}", total, journal, raw),
+            _row("journal", f"guarded write (runner) vs raw insert; {label}", total, guarded, raw),
+            {"benchmark": "journal", "case": f"duplicates; {label} racing on {race_keys} shared keys",
+             "value": duplicates, "unit": "duplicates", "baseline": 0, "ratio": None},
+        ]
+    finally:
+        store.drop_schema()
+        store.close()
+
+
+# --- soak: trials of 50 concurrent identical calls --------------------------------------------------------------
+
+
+async def _soak_trials(store: Store, trials: int, fanout: int, sink: list[str] | None) -> int:
+    runner = toolproof.Runner(_tools(store, sink), store=store)
+    runner.journal = Journal(store, poll_s=0.002)
+    tag = uuid.uuid4().hex[:8]
+    for t in range(trials):
+        ctx = CallContext(conversation_id=f"soak-{tag}-{t}")
+        envs = await asyncio.gather(*[runner.call("record_slowly", {"n": t}, context=ctx) for _ in range(fanout)])
+        if not all(e.ok for e in envs):
+            raise RuntimeError(f"soak trial {t}: {[e.to_dict() for e in envs if not e.ok][:1]}")
+    effects = int(_sql(store, "SELECT COUNT(*) FROM bench_nounique")[1][0][0]) if sink is None else len(sink)
+    if isinstance(store, PostgresStore):
+        store.drop_schema()
+    await store.aclose()
+    return effects
+
+
+def soak_rows(trials: int, fanout: int = 50) -> list[dict[str, Any]]:
+    rows = []
+    with tempfile.TemporaryDirectory(prefix="toolproof-soak-") as tmp:
+        targets: list[tuple[str, str]] = [("memory", "memory://"), ("SQLite", f"sqlite:///{tmp}/soak.sqlite3")]
+        dsn = pg_dsn()
+        schema = f"tp_soak_{uuid.uuid4().hex[:10]}"
+        if dsn is not None:
+            targets.append(("PostgreSQL", f"{dsn}{'&' if '?' in dsn else '?'}schema={schema}"))
+        for name, url in targets:
+            store = open_store(url)
+            sql = isinstance(store, SqliteStore | PostgresStore)
+            sink: list[str] | None = None if sql else []
+            if sql:
+                _prepare(store)
+            start = time.perf_counter()
+            effects = asyncio.run(_soak_trials(store, trials, fanout, sink))
+            seconds = time.perf_counter() - start
+            rows.append({"benchmark": "journal-soak", "case": f"{name}: {trials} trials x {fanout} concurrent retries",
+                         "value": effects - trials, "unit": "duplicates", "baseline": 0, "ratio": None,
+                         "seconds": round(seconds, 2)})
+    return rows
+
+
+def run(quick: bool) -> list[dict[str, Any]]:
+    rows = sqlite_rows(quick) + postgres_rows(quick)
+    rows += soak_rows(20 if quick else 100)
+    return rows
+
+
+def _print(rows: list[dict[str, Any]]) -> None:
+    from rich.console import Console
+    from rich.table import Table
+
+    table = Table("benchmark", "case", "value", "unit", "baseline", "ratio", title="write journal")
+    for r in rows:
+        table.add_row(r["benchmark"], r["case"], str(r["value"]), r["unit"], str(r["baseline"]), str(r["ratio"]))
+    Console(width=200).print(table)
+
+
+if __name__ == "__main__":
+    if "--soak" in sys.argv:
+        _print(soak_rows(1000))
+    else:
+        _print(run("--quick" in sys.argv))

@@ -1,0 +1,287 @@
+"""What SQLite and PostgreSQL share: the versioned schema, the statements and row <-> record conversion.
+
+Statements are written with `?` placeholders; the PostgreSQL store turns them into `%s`. Subclasses
+provide `_run` (one statement, autocommit) and `_migrate`.
+"""
+
+from __future__ import annotations
+
+import json
+from abc import abstractmethod
+from collections import Counter
+from collections.abc import Sequence
+from dataclasses import replace
+from typing import Any, Final
+
+from ..intent import Intent, IntentStatus
+from ..records import AuditRecord, EffectStatus, StopRecord
+from .base import FinishStatus, Store
+
+# Versioned migrations: (version, statements). Never edit a shipped entry; append a new one.
+# {real} and {serial} are filled per dialect.
+MIGRATIONS: Final[tuple[tuple[int, tuple[str, ...]], ...]] = (
+    (1, (
+        """CREATE TABLE IF NOT EXISTS toolproof_intents (
+            key TEXT PRIMARY KEY,
+            operation_id TEXT NOT NULL,
+            tool TEXT NOT NULL,
+            fingerprint TEXT NOT NULL,
+            arguments TEXT NOT NULL,
+            status TEXT NOT NULL,
+            created_at {real} NOT NULL,
+            updated_at {real} NOT NULL,
+            owner TEXT NOT NULL,
+            lease_until {real} NOT NULL,
+            call_id TEXT,
+            conversation_id TEXT,
+            principal TEXT,
+            outcome TEXT,
+            resolution TEXT)""",
+        # At most one live intent per operation: a second, different write of the same operation cannot
+        # be claimed while the first is in flight, unknown or done (released intents are deleted).
+        "CREATE UNIQUE INDEX IF NOT EXISTS toolproof_intents_operation ON toolproof_intents (operation_id)",
+        # Only the rows a person must look at are indexed by status, so claims and settlements stay cheap;
+        # `prune` and listing other statuses scan, which is fine for a maintenance command.
+        "CREATE INDEX IF NOT EXISTS toolproof_intents_unknown ON toolproof_intents (created_at)"
+        " WHERE status = 'unknown'",
+        """CREATE TABLE IF NOT EXISTS toolproof_audit (
+            id {serial},
+            at {real} NOT NULL,
+            call_id TEXT NOT NULL,
+            tool TEXT NOT NULL,
+            schema_version TEXT,
+            arguments TEXT,
+            validation TEXT NOT NULL,
+            attempt INTEGER NOT NULL,
+            latency_ms {real} NOT NULL,
+            outcome TEXT NOT NULL,
+            run_id TEXT,
+            conversation_id TEXT,
+            principal TEXT,
+            failing_fields TEXT NOT NULL,
+            error_class TEXT,
+            code TEXT,
+            idempotency_key TEXT)""",
+        "CREATE INDEX IF NOT EXISTS toolproof_audit_tool ON toolproof_audit (tool, id)",
+        """CREATE TABLE IF NOT EXISTS toolproof_stops (
+            id TEXT PRIMARY KEY,
+            at {real} NOT NULL,
+            tool TEXT NOT NULL,
+            call_id TEXT NOT NULL,
+            arguments TEXT,
+            error_class TEXT NOT NULL,
+            code TEXT NOT NULL,
+            message TEXT NOT NULL,
+            attempts INTEGER NOT NULL,
+            effect_status TEXT NOT NULL,
+            reason TEXT NOT NULL,
+            run_id TEXT,
+            conversation_id TEXT,
+            idempotency_key TEXT,
+            resolved_at {real},
+            resolution TEXT,
+            extra TEXT NOT NULL)""",
+        "CREATE INDEX IF NOT EXISTS toolproof_stops_at ON toolproof_stops (at)",
+        "CREATE INDEX IF NOT EXISTS toolproof_stops_key ON toolproof_stops (idempotency_key)",
+    )),
+)
+SCHEMA_VERSION: Final = MIGRATIONS[-1][0]
+
+INTENT_COLUMNS: Final = (
+    "key, operation_id, tool, fingerprint, arguments, status, created_at, updated_at, owner, lease_until,"
+    " call_id, conversation_id, principal, outcome, resolution"
+)
+AUDIT_COLUMNS: Final = (
+    "at, call_id, tool, schema_version, arguments, validation, attempt, latency_ms, outcome, run_id,"
+    " conversation_id, principal, failing_fields, error_class, code, idempotency_key"
+)
+STOP_COLUMNS: Final = (
+    "id, at, tool, call_id, arguments, error_class, code, message, attempts, effect_status, reason, run_id,"
+    " conversation_id, idempotency_key, resolved_at, resolution, extra"
+)
+
+SQL_CLAIM: Final = (
+    f"INSERT INTO toolproof_intents ({INTENT_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
+    " ON CONFLICT DO NOTHING"
+)
+SQL_GET: Final = f"SELECT {INTENT_COLUMNS} FROM toolproof_intents WHERE key = ?"
+SQL_FOR_OPERATION: Final = f"SELECT {INTENT_COLUMNS} FROM toolproof_intents WHERE operation_id = ?"
+SQL_FINISH: Final = (
+    "UPDATE toolproof_intents SET status = ?, outcome = ?, updated_at = ?"
+    " WHERE key = ? AND owner = ? AND status = 'in_flight'"
+)
+SQL_RELEASE: Final = "DELETE FROM toolproof_intents WHERE key = ? AND owner = ? AND status = 'in_flight'"
+SQL_EXPIRE: Final = (
+    "UPDATE toolproof_intents SET status = 'unknown', updated_at = ? WHERE status = 'in_flight' AND lease_until < ?"
+)
+
+
+def dumps(value: Any) -> str:
+    return json.dumps(value, ensure_ascii=False, separators=(",", ":"), default=str)
+
+
+def loads(text: str | None) -> Any:
+    return None if text is None else json.loads(text)
+
+
+def intent_params(i: Intent) -> tuple[Any, ...]:
+    return (i.key, i.operation_id, i.tool, i.fingerprint, dumps(i.arguments), i.status, i.created_at,
+            i.updated_at, i.owner, i.lease_until, i.call_id, i.conversation_id, i.principal,
+            None if i.outcome is None else dumps(i.outcome), i.resolution)
+
+
+def intent_from_row(row: Sequence[Any]) -> Intent:
+    return Intent(key=row[0], operation_id=row[1], tool=row[2], fingerprint=row[3], arguments=loads(row[4]),
+                  status=row[5], created_at=float(row[6]), updated_at=float(row[7]), owner=row[8],
+                  lease_until=float(row[9]), call_id=row[10], conversation_id=row[11], principal=row[12],
+                  outcome=loads(row[13]), resolution=row[14])
+
+
+def audit_params(r: AuditRecord) -> tuple[Any, ...]:
+    return (r.at, r.call_id, r.tool, r.schema_version, dumps(r.arguments), r.validation, r.attempt, r.latency_ms,
+            r.outcome, r.run_id, r.conversation_id, r.principal, dumps(list(r.failing_fields)), r.error_class,
+            r.code, r.idempotency_key)
+
+
+def audit_from_row(row: Sequence[Any]) -> AuditRecord:
+    return AuditRecord(at=float(row[0]), call_id=row[1], tool=row[2], schema_version=row[3], arguments=loads(row[4]),
+                       validation=row[5], attempt=int(row[6]), latency_ms=float(row[7]), outcome=row[8],
+                       run_id=row[9], conversation_id=row[10], principal=row[11],
+                       failing_fields=tuple(loads(row[12]) or ()), error_class=row[13], code=row[14],
+                       idempotency_key=row[15])
+
+
+def stop_params(s: StopRecord) -> tuple[Any, ...]:
+    return (s.id, s.at, s.tool, s.call_id, dumps(s.arguments), s.error_class, s.code, s.message, s.attempts,
+            s.effect_status, s.reason, s.run_id, s.conversation_id, s.idempotency_key, s.resolved_at, s.resolution,
+            dumps(s.extra))
+
+
+def stop_from_row(row: Sequence[Any]) -> StopRecord:
+    return StopRecord(id=row[0], at=float(row[1]), tool=row[2], call_id=row[3], arguments=loads(row[4]),
+                      error_class=row[5], code=row[6], message=row[7], attempts=int(row[8]), effect_status=row[9],
+                      reason=row[10], run_id=row[11], conversation_id=row[12], idempotency_key=row[13],
+                      resolved_at=None if row[14] is None else float(row[14]), resolution=row[15],
+                      extra=loads(row[16]) or {})
+
+
+class SqlStore(Store):
+    """The Store methods as SQL; a subclass supplies the connection."""
+
+    @abstractmethod
+    def _run(self, sql: str, params: Sequence[Any] = ()) -> tuple[int, list[tuple[Any, ...]]]:
+        """Run one statement in its own transaction: (rowcount, fetched rows)."""
+
+    @abstractmethod
+    def _run_many(self, sql: str, rows: Sequence[Sequence[Any]]) -> None:
+        """Run one statement for many parameter rows in one transaction."""
+
+    # --- audit ----------------------------------------------------------------------------------------------
+    def append_audit(self, records: Sequence[AuditRecord]) -> None:
+        if records:
+            self._run_many(f"INSERT INTO toolproof_audit ({AUDIT_COLUMNS}) VALUES ({_marks(16)})",
+                           [audit_params(r) for r in records])
+
+    def list_audit(self, *, limit: int = 100, tool: str | None = None) -> list[AuditRecord]:
+        where, params = ("WHERE tool = ?", (tool,)) if tool is not None else ("", ())
+        _, rows = self._run(f"SELECT {AUDIT_COLUMNS} FROM toolproof_audit {where} ORDER BY id DESC LIMIT ?",
+                            (*params, limit))
+        return [audit_from_row(r) for r in rows]
+
+    def field_failures(self) -> list[tuple[str, str, str | None, int]]:
+        _, rows = self._run("SELECT tool, failing_fields, schema_version FROM toolproof_audit"
+                            " WHERE validation = 'failed'")
+        counts: Counter[tuple[str, str, str | None]] = Counter()
+        for tool, fields, version in rows:
+            for name in loads(fields) or ("<arguments>",):
+                counts[(tool, name, version)] += 1
+        return [(t, f, v, n) for (t, f, v), n in counts.most_common()]
+
+    # --- stops ----------------------------------------------------------------------------------------------
+    def add_stop(self, stop: StopRecord) -> None:
+        cols = STOP_COLUMNS.replace("id, ", "", 1)
+        sets = ", ".join(f"{c.strip()} = excluded.{c.strip()}" for c in cols.split(","))
+        self._run(f"INSERT INTO toolproof_stops ({STOP_COLUMNS}) VALUES ({_marks(17)})"
+                  f" ON CONFLICT (id) DO UPDATE SET {sets}", stop_params(stop))
+
+    def list_stops(self, *, resolved: bool | None = None, limit: int = 100) -> list[StopRecord]:
+        where = "" if resolved is None else (
+            "WHERE resolved_at IS NOT NULL" if resolved else "WHERE resolved_at IS NULL")
+        _, rows = self._run(f"SELECT {STOP_COLUMNS} FROM toolproof_stops {where} ORDER BY at DESC LIMIT ?", (limit,))
+        return [stop_from_row(r) for r in rows]
+
+    def get_stop(self, stop_id: str) -> StopRecord | None:
+        _, rows = self._run(f"SELECT {STOP_COLUMNS} FROM toolproof_stops WHERE id = ?", (stop_id,))
+        return stop_from_row(rows[0]) if rows else None
+
+    def resolve_stop(
+        self, stop_id: str, *, resolution: str, effect_status: EffectStatus | None = None
+    ) -> StopRecord | None:
+        from time import time
+
+        self._run("UPDATE toolproof_stops SET resolved_at = ?, resolution = ?,"
+                  " effect_status = COALESCE(?, effect_status) WHERE id = ?",
+                  (time(), resolution, effect_status, stop_id))
+        return self.get_stop(stop_id)
+
+    def resolve_stops_for_key(self, key: str, *, resolution: str, effect_status: EffectStatus) -> int:
+        from time import time
+
+        count, _ = self._run("UPDATE toolproof_stops SET resolved_at = ?, resolution = ?, effect_status = ?"
+                             " WHERE idempotency_key = ? AND resolved_at IS NULL",
+                             (time(), resolution, effect_status, key))
+        return count
+
+    # --- journal ----------------------------------------------------------------------------------------------
+    def journal_claim(self, intent: Intent) -> bool:
+        count, _ = self._run(SQL_CLAIM, intent_params(intent))
+        return count == 1
+
+    def journal_get(self, key: str) -> Intent | None:
+        _, rows = self._run(SQL_GET, (key,))
+        return intent_from_row(rows[0]) if rows else None
+
+    def journal_for_operation(self, operation_id: str) -> Intent | None:
+        _, rows = self._run(SQL_FOR_OPERATION, (operation_id,))
+        return intent_from_row(rows[0]) if rows else None
+
+    def journal_finish(self, key: str, owner: str, status: FinishStatus, outcome: Any, now: float) -> bool:
+        count, _ = self._run(SQL_FINISH, (status, None if outcome is None else dumps(outcome), now, key, owner))
+        return count == 1
+
+    def journal_release(self, key: str, owner: str) -> bool:
+        count, _ = self._run(SQL_RELEASE, (key, owner))
+        return count == 1
+
+    def journal_expire(self, now: float, key: str | None = None) -> int:
+        if key is None:
+            count, _ = self._run(SQL_EXPIRE, (now, now))
+        else:
+            count, _ = self._run(SQL_EXPIRE + " AND key = ?", (now, now, key))
+        return count
+
+    def journal_resolve(self, key: str, *, done: bool, outcome: Any, resolution: str, now: float) -> Intent | None:
+        row = self.journal_get(key)
+        if row is None:
+            return None
+        if done:
+            self._run("UPDATE toolproof_intents SET status = 'done', outcome = ?, resolution = ?, updated_at = ?"
+                      " WHERE key = ?", (None if outcome is None else dumps(outcome), resolution, now, key))
+            return self.journal_get(key)
+        self._run("DELETE FROM toolproof_intents WHERE key = ?", (key,))
+        return replace(row, resolution=resolution, updated_at=now)
+
+    def journal_list(self, *, status: IntentStatus | None = None, limit: int = 100) -> list[Intent]:
+        where, params = ("WHERE status = ?", (status,)) if status is not None else ("", ())
+        _, rows = self._run(f"SELECT {INTENT_COLUMNS} FROM toolproof_intents {where}"
+                            " ORDER BY created_at DESC LIMIT ?", (*params, limit))
+        return [intent_from_row(r) for r in rows]
+
+    def journal_prune(self, before: float) -> int:
+        count, _ = self._run("DELETE FROM toolproof_intents WHERE status IN ('done', 'failed') AND updated_at < ?",
+                             (before,))
+        return count
+
+
+def _marks(n: int) -> str:
+    return ", ".join("?" * n)

@@ -1,0 +1,130 @@
+"""SQLite: one file, WAL, the CLI's default. Several processes may share the file (the UNIQUE key decides).
+
+Durability is explicit: `synchronous=FULL` (the default) makes every commit survive a power cut;
+`synchronous=NORMAL` survives a crashed process but may lose the last commits on power loss. Choose it
+in the URL: `sqlite:///path/toolproof.sqlite3?synchronous=NORMAL`.
+
+The journal's *claim* (written before dispatch) always gets `synchronous`. Settling an intent afterwards
+(`journal_finish`, `journal_release`) gets `finish_synchronous` (default NORMAL: no fsync of its own; the
+next claim's fsync carries it). Losing that last record to a power cut is safe: the intent stays
+`in_flight`, its lease runs out and it becomes `unknown` for a person to reconcile; it is never re-run.
+`?finish_synchronous=FULL` makes the settlement as durable as the claim, at the cost of a second fsync.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+import threading
+import time
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any, Final
+
+from ._sql import MIGRATIONS, SQL_FINISH, SQL_RELEASE, SqlStore, dumps
+from .base import FinishStatus
+
+SYNCHRONOUS: Final = ("OFF", "NORMAL", "FULL", "EXTRA")
+
+
+class SqliteStore(SqlStore):
+    """Audit, stops and the write journal in one SQLite file (WAL mode, busy timeout, versioned schema)."""
+
+    def __init__(
+        self,
+        path: str | Path,
+        *,
+        synchronous: str = "FULL",
+        finish_synchronous: str = "NORMAL",
+        busy_timeout_s: float = 30.0,
+    ) -> None:
+        sync, finish_sync = synchronous.upper(), finish_synchronous.upper()
+        for name, value in (("synchronous", sync), ("finish_synchronous", finish_sync)):
+            if value not in SYNCHRONOUS:
+                raise ValueError(f"{name} must be one of {', '.join(SYNCHRONOUS)}, got {value!r}")
+        self.path = str(path)
+        self.synchronous = sync
+        self.finish_synchronous = finish_sync
+        self.url = f"sqlite:///{self.path}?synchronous={sync}&finish_synchronous={finish_sync}"
+        if self.path != ":memory:":
+            Path(self.path).parent.mkdir(parents=True, exist_ok=True)
+        self._lock = threading.Lock()
+        self._db = sqlite3.connect(self.path, timeout=busy_timeout_s, isolation_level=None, check_same_thread=False)
+        self._db.execute(f"PRAGMA busy_timeout = {int(busy_timeout_s * 1000)}")
+        if self.path != ":memory:":
+            self._set_wal(busy_timeout_s)
+        self._db.execute(f"PRAGMA synchronous = {sync}")
+        self._migrate()
+
+    def _set_wal(self, timeout_s: float) -> None:
+        """Switch to WAL. Several processes opening a new file at once can get SQLITE_BUSY here without the
+        busy handler being called (SQLite avoids a deadlock), so retry until the timeout."""
+        deadline = time.monotonic() + timeout_s
+        while True:
+            try:
+                self._db.execute("PRAGMA journal_mode = WAL")
+                return
+            except sqlite3.OperationalError:
+                if time.monotonic() > deadline:
+                    raise
+                time.sleep(0.01)
+
+    def _migrate(self) -> None:
+        with self._lock:
+            db = self._db
+            db.execute("BEGIN IMMEDIATE")  # one migrator at a time across processes
+            try:
+                db.execute("CREATE TABLE IF NOT EXISTS toolproof_schema (version INTEGER NOT NULL)")
+                row = db.execute("SELECT MAX(version) FROM toolproof_schema").fetchone()
+                current = row[0] or 0
+                for version, statements in MIGRATIONS:
+                    if version <= current:
+                        continue
+                    for statement in statements:
+                        db.execute(statement.format(real="REAL", serial="INTEGER PRIMARY KEY AUTOINCREMENT"))
+                    db.execute("INSERT INTO toolproof_schema (version) VALUES (?)", (version,))
+                db.execute("COMMIT")
+            except BaseException:
+                db.execute("ROLLBACK")
+                raise
+
+    def schema_version(self) -> int:
+        _, rows = self._run("SELECT MAX(version) FROM toolproof_schema")
+        return int(rows[0][0] or 0)
+
+    def _run(self, sql: str, params: Sequence[Any] = ()) -> tuple[int, list[tuple[Any, ...]]]:
+        with self._lock:
+            cur = self._db.execute(sql, params)
+            rows = cur.fetchall() if cur.description is not None else []
+            return cur.rowcount, rows
+
+    def _run_settle(self, sql: str, params: Sequence[Any]) -> int:
+        """One settling statement under `finish_synchronous` (see the module docstring)."""
+        if self.finish_synchronous == self.synchronous:
+            return self._run(sql, params)[0]
+        with self._lock:
+            self._db.execute(f"PRAGMA synchronous = {self.finish_synchronous}")
+            try:
+                return self._db.execute(sql, params).rowcount
+            finally:
+                self._db.execute(f"PRAGMA synchronous = {self.synchronous}")
+
+    def journal_finish(self, key: str, owner: str, status: FinishStatus, outcome: Any, now: float) -> bool:
+        return self._run_settle(SQL_FINISH, (status, None if outcome is None else dumps(outcome), now, key, owner)) == 1
+
+    def journal_release(self, key: str, owner: str) -> bool:
+        return self._run_settle(SQL_RELEASE, (key, owner)) == 1
+
+    def _run_many(self, sql: str, rows: Sequence[Sequence[Any]]) -> None:
+        with self._lock:
+            self._db.execute("BEGIN IMMEDIATE")
+            try:
+                self._db.executemany(sql, rows)
+                self._db.execute("COMMIT")
+            except BaseException:
+                self._db.execute("ROLLBACK")
+                raise
+
+    def close(self) -> None:
+        with self._lock:
+            self.closed = True
+            self._db.close()
