@@ -6,6 +6,7 @@ import statistics
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 
 from .corpora import GoldQuery, base_id
 
@@ -101,3 +102,68 @@ def evaluate(
         if on_query is not None:
             on_query(result)
     return summarize(results)
+
+
+@dataclass(frozen=True, slots=True)
+class BenchmarkRun:
+    """One evaluated configuration: the report plus what was measured (pool size, build time)."""
+
+    report: RetrievalReport
+    pool_size: int
+    corpus_size: int
+    build_s: float
+    retriever: str
+    history: bool
+
+
+def evaluate_files(
+    corpus: str | Path,
+    queries: str | Path,
+    *,
+    retriever: str = "bm25",
+    pool_size: int = 0,
+    distractors: Sequence[str | Path] = (),
+    seed: int = 0,
+    history: bool = False,
+    prerequisites: bool = True,
+    model_dir: str | None = None,
+    cache_dir: str | None = None,
+    on_start: Callable[[int], None] | None = None,
+    on_query: Callable[[QueryResult], None] | None = None,
+) -> BenchmarkRun:
+    """Index a corpus file (plus distractors up to `pool_size`) and score its queries file.
+
+    `history=True` adds usage history learned from the *other* queries' gold tools (leave-one-out): what an
+    index fed by an audit trail of past runs would know, never the query's own answer.
+    """
+    from .corpora import build_pool, load_distractors, load_entries, load_queries
+    from .history import Usage, UsageHistory
+    from .index import ToolIndex
+
+    entries = load_entries(corpus)
+    gold = load_queries(queries)
+    if not entries:
+        raise ValueError(f"no tools found in {corpus}")
+    if not gold:
+        raise ValueError(f"no queries with gold tools found in {queries}")
+    pool = entries
+    if pool_size > len(entries):
+        if not distractors:
+            raise ValueError(f"--pool-size {pool_size} is larger than the corpus ({len(entries)}): give --distractors")
+        pool = build_pool(entries, load_distractors(distractors), pool_size, seed=seed)
+    usage = UsageHistory(Usage(q.text, tuple(s[0] for s in q.steps), key=q.qid) for q in gold) if history else None
+    start = time.perf_counter()
+    index = ToolIndex(pool, retriever=retriever, infer_prerequisites=prerequisites, history=usage,  # type: ignore[arg-type]
+                      model_dir=model_dir, cache_dir=cache_dir)
+    build_s = time.perf_counter() - start
+    if on_start is not None:
+        on_start(len(gold))
+    results: list[QueryResult] = []
+    for query in gold:
+        t0 = time.perf_counter()
+        ranked = index.search_ids(query.text, max(KS), exclude_history=query.qid)
+        result = judge(query, ranked, (time.perf_counter() - t0) * 1000)
+        results.append(result)
+        if on_query is not None:
+            on_query(result)
+    return BenchmarkRun(summarize(results), len(pool), len(entries), build_s, retriever, history)
