@@ -12,6 +12,7 @@ from __future__ import annotations
 import hashlib
 import json
 from collections.abc import Sequence
+from contextlib import AbstractContextManager, nullcontext
 from pathlib import Path
 from typing import Any
 
@@ -84,6 +85,13 @@ class MiniLMEncoder:
         self._tokenizer.enable_truncation(max_length=max_length)
         self._tokenizer.no_padding()
         self.dimension = int(config["hidden_size"])
+        self._threads: Any = None
+        try:  # one query is a few tiny GEMMs: BLAS threads only fight each other (and everyone) for the cores
+            from threadpoolctl import ThreadpoolController
+
+            self._threads = ThreadpoolController()
+        except ImportError:  # pragma: no cover - threadpoolctl is in the embeddings extra
+            pass
         self.fingerprint = hashlib.sha256((folder / "model.safetensors").read_bytes()[:1 << 16]).hexdigest()[:12]
 
     def _forward(self, ids: npt.NDArray[np.int64], mask: Array) -> Array:
@@ -131,6 +139,19 @@ class MiniLMEncoder:
         """Unit vectors, one row per text (texts sorted by length internally so batches pad little)."""
         if not texts:
             return np.zeros((0, self.dimension), dtype=np.float32)
+        if len(texts) <= 4:
+            with self.one_thread():
+                return self._encode(texts, batch_size)
+        return self._encode(texts, batch_size)
+
+    def one_thread(self) -> AbstractContextManager[Any]:
+        """BLAS limited to one thread (when threadpoolctl is installed) for the small products of one query."""
+        if self._threads is None:
+            return nullcontext()
+        limited: AbstractContextManager[Any] = self._threads.limit(limits=1, user_api="blas")
+        return limited
+
+    def _encode(self, texts: Sequence[str], batch_size: int) -> Array:
         encodings = self._tokenizer.encode_batch([str(t) for t in texts])
         order = sorted(range(len(texts)), key=lambda i: len(encodings[i].ids))
         out = np.zeros((len(texts), self.dimension), dtype=np.float32)
@@ -221,6 +242,7 @@ class EmbeddingRetriever:
     def scores(self, query: str) -> Array:
         if not len(self._matrix):
             return np.zeros(0, dtype=np.float32)
-        vector = self.encoder.encode([query])[0]
-        result: Array = self._matrix @ vector
+        with self.encoder.one_thread():
+            vector = self.encoder._encode([query], 1)[0]
+            result: Array = self._matrix @ vector
         return result
