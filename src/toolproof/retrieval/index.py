@@ -85,6 +85,7 @@ class ToolIndex:
         infer_prerequisites: bool = True,
         history: UsageHistory | None = None,
         history_weight: float = 0.5,
+        group_weight: float = 0.5,
     ) -> None:
         listed = list(entries)
         if infer_prerequisites:
@@ -104,6 +105,8 @@ class ToolIndex:
         self.history_weight = history_weight
         self.retriever_name: RetrieverName = retriever
         self._retriever = _make_retriever(self._entries, retriever, model_dir, cache_dir)
+        self.group_weight = group_weight
+        self._groups = _GroupScorer(self._entries) if group_weight > 0 else None
 
     # --- construction -------------------------------------------------------------------------------------
 
@@ -131,14 +134,16 @@ class ToolIndex:
         return self._entries[self._by_id[tool_id]]
 
     def scores(self, message: str, *, exclude_history: str | None = None) -> npt.NDArray[np.float32]:
-        """A score for every entry, in index order: the retriever's, plus usage history when there is one."""
-        scores = self._retriever.scores(message)
+        """A score for every entry, in index order: the retriever's (scaled to a best of 1), plus a share of
+        its group's score (a server whose tools together match the message lifts each of them), plus usage
+        history when there is one."""
+        scores = _unit(self._retriever.scores(message))
+        if self._groups is not None and self._groups.active:
+            scores = scores + np.float32(self.group_weight) * self._groups.scores(message, scores)
         if self.history is None or not len(self.history):
             return scores
         votes = self.history.scores(message, self._by_id, len(self._entries), exclude=exclude_history)
-        top = float(scores.max()) if len(scores) else 0.0
-        base = scores / top if top > 0 else scores
-        fused: npt.NDArray[np.float32] = base + np.float32(self.history_weight) * votes
+        fused: npt.NDArray[np.float32] = _unit(scores) + np.float32(self.history_weight) * votes
         return fused
 
     def search(self, message: str, k: int = 5, *, exclude_history: str | None = None) -> list[Hit]:
@@ -171,6 +176,39 @@ class ToolIndex:
 
     def search_ids(self, message: str, k: int = 5, *, exclude_history: str | None = None) -> list[str]:
         return [h.id for h in self.search(message, k, exclude_history=exclude_history)]
+
+
+def _unit(scores: npt.NDArray[np.float32]) -> npt.NDArray[np.float32]:
+    top = float(scores.max()) if len(scores) else 0.0
+    return scores / np.float32(top) if top > 0 else scores
+
+
+class _GroupScorer:
+    """BM25 over one document per group (its name and all its tools' names and descriptions)."""
+
+    def __init__(self, entries: Sequence[ToolEntry]) -> None:
+        from .bm25 import BM25Retriever
+
+        names: dict[str, int] = {}
+        rows = [names.setdefault(e.group, len(names)) if e.group else -1 for e in entries]
+        self.active = len(names) > 1
+        self._rows = np.array(rows, dtype=np.int64)
+        texts: list[list[str]] = [[g] for g in names]
+        for e, row in zip(entries, rows, strict=True):
+            if row >= 0:
+                texts[row].append(f"{e.name} {e.description}")
+        self._bm25 = BM25Retriever([ToolEntry(id=g, name="", description=" ".join(t)) for g, t in
+                                    zip(names, texts, strict=True)]) if self.active else None
+
+    def scores(self, message: str, own: npt.NDArray[np.float32]) -> npt.NDArray[np.float32]:
+        """Each tool's group score; a tool without a group is its own group (its own score), so grouped and
+        ungrouped tools compete on the same scale."""
+        if self._bm25 is None:
+            return own
+        per_group = _unit(self._bm25.scores(message))
+        padded = np.append(per_group, np.float32(0.0))
+        out: npt.NDArray[np.float32] = np.where(self._rows >= 0, padded[self._rows], own)
+        return out
 
 
 def _make_retriever(
