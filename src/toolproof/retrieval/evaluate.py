@@ -126,6 +126,7 @@ def evaluate_files(
     seed: int = 0,
     history: bool = False,
     prerequisites: bool = True,
+    group_weight: float = 0.5,
     model_dir: str | None = None,
     cache_dir: str | None = None,
     on_start: Callable[[int], None] | None = None,
@@ -154,7 +155,7 @@ def evaluate_files(
     usage = UsageHistory(Usage(q.text, tuple(s[0] for s in q.steps), key=q.qid) for q in gold) if history else None
     start = time.perf_counter()
     index = ToolIndex(pool, retriever=retriever, infer_prerequisites=prerequisites, history=usage,  # type: ignore[arg-type]
-                      model_dir=model_dir, cache_dir=cache_dir)
+                      group_weight=group_weight, model_dir=model_dir, cache_dir=cache_dir)
     build_s = time.perf_counter() - start
     if on_start is not None:
         on_start(len(gold))
