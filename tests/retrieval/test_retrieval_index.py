@@ -80,6 +80,15 @@ def test_duplicate_names_and_ids_are_both_kept() -> None:
     assert [e.id for e in twice.entries] == ["weather::get_forecast", "weather::get_forecast#2"]
 
 
+def test_identical_definitions_are_collapsed_in_results() -> None:
+    mirrored = [CORPUS[0], ToolEntry("mirror::get_forecast", CORPUS[0].name, CORPUS[0].description,
+                                     CORPUS[0].parameters, group="mirror"), *CORPUS[1:]]
+    assert ToolIndex(mirrored).search_ids("weather forecast", 2) == [
+        "weather::get_forecast", "weather::get_current_weather"]
+    assert ToolIndex(mirrored, collapse_duplicates=False).search_ids("weather forecast", 2)[1] == \
+        "mirror::get_forecast"
+
+
 def test_definitions_in_all_three_formats() -> None:
     params = {"type": "object", "properties": {"ticker": {"type": "string", "description": "Stock symbol"}}}
     index = ToolIndex.from_definitions([

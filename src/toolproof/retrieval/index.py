@@ -72,7 +72,16 @@ def top_k(scores: npt.NDArray[np.float32], k: int) -> list[int]:
 
 
 class ToolIndex:
-    """Ranks tools for a message. Build once, search many times; holds no global state."""
+    """Ranks tools for a message. Build once, search many times; holds no global state.
+
+    - `retriever`: "bm25" (default; needs `toolproof[retrieval]`), "embeddings" or "hybrid" (`[embeddings]`).
+    - `group_weight`: share of the tool's group (server) score added to its own; 0 turns it off.
+    - `infer_prerequisites` / `expand_requires`: fill `requires` from shared handles, and pull a hit's
+      required tools in right after it.
+    - `collapse_duplicates`: a definition identical to one already returned (same name, description and
+      parameters, e.g. a mirrored server) is skipped: the model gains nothing from seeing it twice.
+    - `history`: usage history (past messages and the tools they needed) added with `history_weight`.
+    """
 
     def __init__(
         self,
@@ -86,6 +95,7 @@ class ToolIndex:
         history: UsageHistory | None = None,
         history_weight: float = 0.5,
         group_weight: float = 0.5,
+        collapse_duplicates: bool = True,
     ) -> None:
         listed = list(entries)
         if infer_prerequisites:
@@ -101,6 +111,7 @@ class ToolIndex:
         self._entries = tuple(listed)
         self._by_id = by_id
         self._expand = expand_requires
+        self._collapse = collapse_duplicates
         self.history = history
         self.history_weight = history_weight
         self.retriever_name: RetrieverName = retriever
@@ -156,22 +167,32 @@ class ToolIndex:
         if k <= 0 or not self._entries:
             return []
         scores = self.scores(message, exclude_history=exclude_history)
-        ranked = top_k(scores, k)
+        ranked = top_k(scores, 4 * k + 10 if self._collapse else k)
         hits: list[Hit] = []
         taken: set[int] = set()
+        shown: set[tuple[str, str, tuple[tuple[str, str], ...]]] = set()
+
+        def take(i: int, via: str) -> None:
+            entry = self._entries[i]
+            taken.add(i)
+            if self._collapse:
+                key = (entry.name, entry.description, entry.parameters)
+                if key in shown:
+                    return
+                shown.add(key)
+            hits.append(Hit(entry, float(scores[i]), len(hits) + 1, via))
+
         for i in ranked:
             if len(hits) >= k:
                 break
             if i in taken:
                 continue
-            taken.add(i)
-            hits.append(Hit(self._entries[i], float(scores[i]), len(hits) + 1))
+            take(i, "match")
             if self._expand:
                 for req in self._entries[i].requires:
                     j = self._by_id.get(req)
                     if j is not None and j not in taken and len(hits) < k:
-                        taken.add(j)
-                        hits.append(Hit(self._entries[j], float(scores[j]), len(hits) + 1, via="requires"))
+                        take(j, "requires")
         return hits
 
     def search_ids(self, message: str, k: int = 5, *, exclude_history: str | None = None) -> list[str]:
