@@ -41,6 +41,8 @@ def main() -> None:
     print("|---|---|---|---|---|---|---|---|---|---|")
     for name, (corpus, queries) in SETS.items():
         for pool in (0, 1_000, 10_000):
+            if pool and pool <= sum(1 for line in corpus.open(encoding="utf-8") if line.strip()):
+                continue  # a pool no larger than the corpus is the corpus itself
             for label, retriever, options in CONFIGS:
                 run = evaluate_files(corpus, queries, retriever=retriever, pool_size=pool, distractors=DISTRACTORS,
                                      cache_dir=cache, **options)
