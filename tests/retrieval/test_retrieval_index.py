@@ -126,6 +126,18 @@ def test_declared_requires_are_kept_and_unknown_ones_ignored() -> None:
     assert ToolIndex(entries).search_ids("book a flight", 2) == ["a", "login"]
 
 
+def test_requires_declared_on_tools_and_definitions(wholesaler: object) -> None:
+    from toolproof import Toolset
+
+    assert isinstance(wholesaler, Toolset)
+    index = ToolIndex.from_tools(wholesaler, requires={"cancel_order": ["get_order_status"]})
+    assert index.search_ids("cancel my order", 2) == ["cancel_order", "get_order_status"]
+    defs = [{"name": "deploy", "description": "Deploy the app"}, {"name": "login", "description": "Sign in"}]
+    plain = ToolIndex.from_definitions(defs, group="ops", requires={"ops::deploy": ["ops::login"]})
+    assert [(h.id, h.via) for h in plain.search("deploy the app", 2)] == [("ops::deploy", "match"),
+                                                                        ("ops::login", "requires")]
+
+
 def test_usage_history_brings_in_the_step_the_message_never_names() -> None:
     history = UsageHistory([
         Usage("Summarise the news and save it to /root/md/news.md", ("files::write_file",), key="1"),

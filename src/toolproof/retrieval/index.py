@@ -122,15 +122,32 @@ class ToolIndex:
     # --- construction -------------------------------------------------------------------------------------
 
     @classmethod
-    def from_tools(cls, tools: Iterable[Tool], **options: Any) -> ToolIndex:
-        return cls((entry_from_tool(t) for t in tools), **options)
+    def from_tools(
+        cls, tools: Iterable[Tool], *, requires: Mapping[str, Sequence[str]] | None = None, **options: Any
+    ) -> ToolIndex:
+        """From `Tool`s; `requires` maps a tool name to the tools it needs first (pulled in with each hit)."""
+        needs = requires or {}
+        return cls((entry_from_tool(t, requires=needs.get(t.name, ())) for t in tools), **options)
 
     @classmethod
     def from_definitions(
-        cls, definitions: Iterable[Mapping[str, Any]], *, group: str | None = None, **options: Any
+        cls,
+        definitions: Iterable[Mapping[str, Any]],
+        *,
+        group: str | None = None,
+        requires: Mapping[str, Sequence[str]] | None = None,
+        **options: Any,
     ) -> ToolIndex:
-        """From MCP `tools/list` items or OpenAI/Anthropic definitions; a repeated id is kept as `id#2`, ..."""
-        return cls((entry_from_definition(d, group=group) for d in definitions), **options)
+        """From MCP `tools/list` items or OpenAI/Anthropic definitions; a repeated id is kept as `id#2`, ...
+
+        `requires` maps a tool id (`group::name`, or the name without a group) to the ids it needs first.
+        """
+        needs = requires or {}
+        entries = []
+        for definition in definitions:
+            entry = entry_from_definition(definition, group=group)
+            entries.append(replace(entry, requires=tuple(needs.get(entry.id, ()))) if entry.id in needs else entry)
+        return cls(entries, **options)
 
     # --- queries ------------------------------------------------------------------------------------------
 
