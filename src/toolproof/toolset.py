@@ -4,11 +4,14 @@ from __future__ import annotations
 
 import copy
 from collections.abc import Iterable, Iterator
-from typing import Any, Final, Literal
+from typing import TYPE_CHECKING, Any, Final, Literal
 
 from .envelope import success_envelope_schema
 from .errors import DefinitionError, UnknownTool
 from .tool import Tool
+
+if TYPE_CHECKING:
+    from .retrieval.index import RetrieverName, ToolHit, ToolIndex
 
 ExportFormat = Literal["mcp", "openai", "anthropic"]
 EXPORT_FORMATS: Final = ("mcp", "openai", "anthropic")
@@ -17,7 +20,7 @@ EXPORT_FORMATS: Final = ("mcp", "openai", "anthropic")
 class Toolset:
     """An ordered, immutable collection of tools with unique names."""
 
-    __slots__ = ("_by_name", "_tools")
+    __slots__ = ("_by_name", "_indexes", "_tools")
 
     def __init__(self, tools: Iterable[Tool] = ()) -> None:
         listed = tuple(tools)
@@ -35,6 +38,7 @@ class Toolset:
                     raise DefinitionError(f"tool {item.name!r} names an unknown fallback {item.fallback!r}")
         self._tools = listed
         self._by_name = by_name
+        self._indexes: dict[str, ToolIndex] = {}  # search indexes, built on first use, one per retriever
 
     def __iter__(self) -> Iterator[Tool]:
         return iter(self._tools)
@@ -62,6 +66,23 @@ class Toolset:
     def select(self, names: Iterable[str]) -> Toolset:
         """A smaller toolset with only the named tools (e.g. the few a retrieval step picked)."""
         return Toolset(self.get(n) for n in names)
+
+    def search(self, message: str, k: int = 5, *, retriever: RetrieverName = "bm25") -> list[ToolHit]:
+        """The `k` tools most likely needed for `message`, best first (`.tool`, `.score`); needs `toolproof[retrieval]`.
+
+        The index is built on the first search and kept with this toolset (a toolset is immutable).
+        """
+        index = self.search_index(retriever)
+        return [h.as_tool_hit() for h in index.search(message, k)]
+
+    def search_index(self, retriever: RetrieverName = "bm25") -> ToolIndex:
+        """The `ToolIndex` behind `search` (built once per toolset and retriever)."""
+        index = self._indexes.get(retriever)
+        if index is None:
+            from .retrieval.index import ToolIndex
+
+            index = self._indexes[retriever] = ToolIndex.from_tools(self._tools, retriever=retriever)
+        return index
 
     def __add__(self, other: Toolset) -> Toolset:
         return Toolset([*self._tools, *other._tools])

@@ -1,0 +1,270 @@
+"""`ToolIndex`: search-first tool selection over any number of tools (a Toolset, MCP imports, plain definitions)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, replace
+from typing import Any, Literal, Protocol
+
+import numpy as np
+import numpy.typing as npt
+
+from ..tool import Tool
+from .entries import ToolEntry, entry_from_definition, entry_from_tool
+from .history import UsageHistory
+from .prerequisites import infer_requires
+
+RetrieverName = Literal["bm25", "embeddings", "hybrid"]
+
+
+class Retriever(Protocol):
+    name: str
+
+    def scores(self, query: str) -> npt.NDArray[np.float32]: ...
+
+
+@dataclass(frozen=True, slots=True)
+class Hit:
+    """One search result: the entry, its score (higher is better) and why it is here (`"match"` or `"requires"`)."""
+
+    entry: ToolEntry
+    score: float
+    rank: int
+    via: str = "match"
+
+    @property
+    def id(self) -> str:
+        return self.entry.id
+
+    @property
+    def name(self) -> str:
+        return self.entry.name
+
+    @property
+    def tool(self) -> Tool | None:
+        return self.entry.tool
+
+    def as_tool_hit(self) -> ToolHit:
+        if self.entry.tool is None:
+            raise ValueError(f"{self.id!r} is a plain definition, not a Tool")
+        return ToolHit(self.entry.tool, self.score, self.rank, self.via)
+
+
+@dataclass(frozen=True, slots=True)
+class ToolHit:
+    """A `Toolset.search` result: the `Tool` itself and its score."""
+
+    tool: Tool
+    score: float
+    rank: int
+    via: str = "match"
+
+
+def top_k(scores: npt.NDArray[np.float32], k: int) -> list[int]:
+    """Indices of the k best scores, best first (ties broken by position, so results are stable)."""
+    n = len(scores)
+    if k <= 0 or n == 0:
+        return []
+    k = min(k, n)
+    part = np.argpartition(-scores, k - 1)[:k] if k < n else np.arange(n)
+    order = sorted(part.tolist(), key=lambda i: (-float(scores[i]), i))
+    return order
+
+
+class ToolIndex:
+    """Ranks tools for a message. Build once, search many times; holds no global state.
+
+    - `retriever`: "bm25" (default; needs `toolproof[retrieval]`), "embeddings" or "hybrid" (`[embeddings]`).
+    - `group_weight`: share of the tool's group (server) score added to its own; 0 turns it off.
+    - `infer_prerequisites` / `expand_requires`: fill `requires` from shared handles, and pull a hit's
+      required tools in right after it.
+    - `collapse_duplicates`: a definition identical to one already returned (same name, description and
+      parameters, e.g. a mirrored server) is skipped: the model gains nothing from seeing it twice.
+    - `history`: usage history (past messages and the tools they needed) added with `history_weight`.
+    """
+
+    def __init__(
+        self,
+        entries: Iterable[ToolEntry],
+        *,
+        retriever: RetrieverName = "bm25",
+        expand_requires: bool = True,
+        model_dir: str | None = None,
+        cache_dir: str | None = None,
+        infer_prerequisites: bool = True,
+        history: UsageHistory | None = None,
+        history_weight: float = 0.5,
+        group_weight: float = 0.5,
+        collapse_duplicates: bool = True,
+    ) -> None:
+        listed = list(entries)
+        if infer_prerequisites:
+            listed = infer_requires(listed)
+        by_id: dict[str, int] = {}
+        for i, entry in enumerate(listed):
+            if entry.id in by_id:  # two servers, one name: keep both, the second as `id#2`
+                n = 2
+                while f"{entry.id}#{n}" in by_id:
+                    n += 1
+                entry = listed[i] = replace(entry, id=f"{entry.id}#{n}")
+            by_id[entry.id] = i
+        self._entries = tuple(listed)
+        self._by_id = by_id
+        self._expand = expand_requires
+        self._collapse = collapse_duplicates
+        self.history = history
+        self.history_weight = history_weight
+        self.retriever_name: RetrieverName = retriever
+        self._retriever = _make_retriever(self._entries, retriever, model_dir, cache_dir)
+        self.group_weight = group_weight
+        self._groups = _GroupScorer(self._entries) if group_weight > 0 else None
+
+    # --- construction -------------------------------------------------------------------------------------
+
+    @classmethod
+    def from_tools(
+        cls, tools: Iterable[Tool], *, requires: Mapping[str, Sequence[str]] | None = None, **options: Any
+    ) -> ToolIndex:
+        """From `Tool`s; `requires` maps a tool name to the tools it needs first (pulled in with each hit)."""
+        needs = requires or {}
+        return cls((entry_from_tool(t, requires=needs.get(t.name, ())) for t in tools), **options)
+
+    @classmethod
+    def from_definitions(
+        cls,
+        definitions: Iterable[Mapping[str, Any]],
+        *,
+        group: str | None = None,
+        requires: Mapping[str, Sequence[str]] | None = None,
+        **options: Any,
+    ) -> ToolIndex:
+        """From MCP `tools/list` items or OpenAI/Anthropic definitions; a repeated id is kept as `id#2`, ...
+
+        `requires` maps a tool id (`group::name`, or the name without a group) to the ids it needs first.
+        """
+        needs = requires or {}
+        entries = []
+        for definition in definitions:
+            entry = entry_from_definition(definition, group=group)
+            entries.append(replace(entry, requires=tuple(needs.get(entry.id, ()))) if entry.id in needs else entry)
+        return cls(entries, **options)
+
+    # --- queries ------------------------------------------------------------------------------------------
+
+    def __len__(self) -> int:
+        return len(self._entries)
+
+    @property
+    def entries(self) -> tuple[ToolEntry, ...]:
+        return self._entries
+
+    def get(self, tool_id: str) -> ToolEntry:
+        return self._entries[self._by_id[tool_id]]
+
+    def scores(self, message: str, *, exclude_history: str | None = None) -> npt.NDArray[np.float32]:
+        """A score for every entry, in index order: the retriever's (scaled to a best of 1), plus a share of
+        its group's score (a server whose tools together match the message lifts each of them), plus usage
+        history when there is one."""
+        scores = _unit(self._retriever.scores(message))
+        if self._groups is not None and self._groups.active:
+            scores = scores + np.float32(self.group_weight) * self._groups.scores(message, scores)
+        if self.history is None or not len(self.history):
+            return scores
+        votes = self.history.scores(message, self._by_id, len(self._entries), exclude=exclude_history)
+        fused: npt.NDArray[np.float32] = _unit(scores) + np.float32(self.history_weight) * votes
+        return fused
+
+    def search(self, message: str, k: int = 5, *, exclude_history: str | None = None) -> list[Hit]:
+        """The k tools most likely needed for `message`, best first, each followed by the tools it requires.
+
+        `exclude_history` leaves out the usage record with that key (held-out evaluation).
+        """
+        if not isinstance(message, str):
+            raise TypeError(f"search needs the message as a str, got {type(message).__name__}")
+        if k <= 0 or not self._entries:
+            return []
+        scores = self.scores(message, exclude_history=exclude_history)
+        ranked = top_k(scores, 4 * k + 10 if self._collapse else k)
+        hits: list[Hit] = []
+        taken: set[int] = set()
+        shown: set[tuple[str, str, tuple[tuple[str, str], ...]]] = set()
+
+        def take(i: int, via: str) -> None:
+            entry = self._entries[i]
+            taken.add(i)
+            if self._collapse:
+                key = (entry.name, entry.description, entry.parameters)
+                if key in shown:
+                    return
+                shown.add(key)
+            hits.append(Hit(entry, float(scores[i]), len(hits) + 1, via))
+
+        for i in ranked:
+            if len(hits) >= k:
+                break
+            if i in taken:
+                continue
+            take(i, "match")
+            if self._expand:
+                for req in self._entries[i].requires:
+                    j = self._by_id.get(req)
+                    if j is not None and j not in taken and len(hits) < k:
+                        take(j, "requires")
+        return hits
+
+    def search_ids(self, message: str, k: int = 5, *, exclude_history: str | None = None) -> list[str]:
+        return [h.id for h in self.search(message, k, exclude_history=exclude_history)]
+
+
+def _unit(scores: npt.NDArray[np.float32]) -> npt.NDArray[np.float32]:
+    top = float(scores.max()) if len(scores) else 0.0
+    return scores / np.float32(top) if top > 0 else scores
+
+
+class _GroupScorer:
+    """BM25 over one document per group (its name and all its tools' names and descriptions)."""
+
+    def __init__(self, entries: Sequence[ToolEntry]) -> None:
+        from .bm25 import BM25Retriever
+
+        names: dict[str, int] = {}
+        rows = [names.setdefault(e.group, len(names)) if e.group else -1 for e in entries]
+        self.active = len(names) > 1
+        self._rows = np.array(rows, dtype=np.int64)
+        texts: list[list[str]] = [[g] for g in names]
+        for e, row in zip(entries, rows, strict=True):
+            if row >= 0:
+                texts[row].append(f"{e.name} {e.description}")
+        self._bm25 = BM25Retriever([ToolEntry(id=g, name="", description=" ".join(t)) for g, t in
+                                    zip(names, texts, strict=True)]) if self.active else None
+
+    def scores(self, message: str, own: npt.NDArray[np.float32]) -> npt.NDArray[np.float32]:
+        """Each tool's group score; a tool without a group is its own group (its own score), so grouped and
+        ungrouped tools compete on the same scale."""
+        if self._bm25 is None:
+            return own
+        per_group = _unit(self._bm25.scores(message))
+        padded = np.append(per_group, np.float32(0.0))
+        out: npt.NDArray[np.float32] = np.where(self._rows >= 0, padded[self._rows], own)
+        return out
+
+
+def _make_retriever(
+    entries: Sequence[ToolEntry], name: str, model_dir: str | None, cache_dir: str | None
+) -> Retriever:
+    if name == "bm25":
+        from .bm25 import BM25Retriever
+
+        return BM25Retriever(entries)
+    if name == "embeddings":
+        from .embeddings import EmbeddingRetriever
+
+        return EmbeddingRetriever(entries, model_dir=model_dir, cache_dir=cache_dir)
+    if name == "hybrid":
+        from .bm25 import BM25Retriever
+        from .embeddings import EmbeddingRetriever
+        from .hybrid import HybridRetriever
+
+        semantic = EmbeddingRetriever(entries, model_dir=model_dir, cache_dir=cache_dir)
+        return HybridRetriever(BM25Retriever(entries), semantic)
+    raise ValueError(f"unknown retriever {name!r}; use bm25, embeddings or hybrid")
