@@ -23,7 +23,7 @@ from typing import Any, Final, TypeAlias
 from .audit import AuditWriter, Hook, ToolSpans, build_stop, effect_status, log_stop, stop_log
 from .breaker import BreakerConfig, CircuitBreaker
 from .classify import classify_exception
-from .context import CallContext, new_call_id
+from .context import CallContext, CallIds
 from .envelope import Envelope, ErrorInfo, Meta
 from .errors import CLASS_SPECS, TRANSIENT_CLASSES, ErrorClass, InvalidArgument, NextAction, OutcomeUnknown, ToolError
 from .guard import LoopGuard
@@ -142,6 +142,7 @@ class Runner:
         self.store = store if isinstance(store, Store) else open_store(store)
         # --- journal (issue 4): exactly-once bookkeeping for writes; replace to tune wait/lease ---
         self.journal = Journal(self.store)
+        self._call_ids = CallIds()
         self.retry = retry if retry is not None else RetryPolicy(max_attempts=1, max_wall_s=None)
         self.budget = budget
         self.retry_bucket = RetryTokenBucket() if isinstance(retry_bucket, _Default) else retry_bucket
@@ -253,10 +254,10 @@ class Runner:
 
     def _start(self, tool: Tool, arguments: Any, context: CallContext | None) -> Pipeline:
         if context is None:
-            ctx = CallContext(call_id=new_call_id(), attempt=1)
+            ctx = CallContext(call_id=self._call_ids(), attempt=1)
         elif context.call_id is None or context.attempt == 0:
             c = context  # built field by field: dataclasses.replace costs microseconds on the hot path
-            ctx = CallContext(c.conversation_id, c.principal, c.call_id or new_call_id(), c.run_id, c.occurrence,
+            ctx = CallContext(c.conversation_id, c.principal, c.call_id or self._call_ids(), c.run_id, c.occurrence,
                               c.idempotency_key, c.attempt or 1, c.metadata)
         else:
             ctx = context
