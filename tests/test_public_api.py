@@ -20,3 +20,19 @@ def test_subpackages_stay_namespaced() -> None:
     assert callable(toolproof.mcp.import_tools)
     assert callable(toolproof.evals.run_selection)
     assert toolproof.retrieval.ToolIndex is not None
+
+
+def test_hand_written_inits_match_the_fields() -> None:
+    """CallContext, Meta and Envelope build themselves with one dict update (speed); their fields agree."""
+    import dataclasses
+    import inspect
+
+    for cls in (toolproof.CallContext, toolproof.Meta, toolproof.Envelope):
+        params = list(inspect.signature(cls.__init__).parameters)[1:]
+        assert params == [f.name for f in dataclasses.fields(cls)], cls
+    ctx = toolproof.CallContext("c", "p")
+    with __import__("pytest").raises(dataclasses.FrozenInstanceError):
+        ctx.principal = "someone else"  # type: ignore[misc]
+    assert dataclasses.replace(ctx, occurrence=1) == toolproof.CallContext("c", "p", occurrence=1)
+    meta = toolproof.Meta("t", "c")
+    assert dict(meta.extra) == {} and meta == toolproof.Meta("t", "c", extra={})

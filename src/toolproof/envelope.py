@@ -8,12 +8,13 @@ from __future__ import annotations
 import dataclasses
 import json
 from collections.abc import Mapping
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 from functools import cache
 from typing import Any, Final
 
 import jsonschema_rs
 
+from .context import EMPTY_MAPPING
 from .errors import (
     ACTION_DESCRIPTIONS,
     CLASS_SPECS,
@@ -115,7 +116,7 @@ class ErrorInfo:
         }
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, init=False)
 class Meta:
     """Facts about the call: which tool, which call, which schema version, how many attempts.
 
@@ -124,11 +125,27 @@ class Meta:
 
     tool: str
     call_id: str
-    schema_version: str | None = None
-    attempts: int = 0
-    idempotency_key: str | None = None
-    replayed: bool = False
-    extra: Mapping[str, Any] = field(default_factory=dict)
+    schema_version: str | None
+    attempts: int
+    idempotency_key: str | None
+    replayed: bool
+    extra: Mapping[str, Any]
+
+    def __init__(
+        self,
+        tool: str,
+        call_id: str,
+        schema_version: str | None = None,
+        attempts: int = 0,
+        idempotency_key: str | None = None,
+        replayed: bool = False,
+        extra: Mapping[str, Any] | None = None,
+    ) -> None:
+        # Frozen, built with one dict update (see CallContext): every call makes one.
+        self.__dict__.update(
+            tool=tool, call_id=call_id, schema_version=schema_version, attempts=attempts,
+            idempotency_key=idempotency_key, replayed=replayed, extra=EMPTY_MAPPING if extra is None else extra,
+        )
 
     def to_dict(self) -> dict[str, Any]:
         out: dict[str, Any] = {
@@ -146,14 +163,17 @@ class Meta:
         return out
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, init=False)
 class Envelope:
     """One tool result, success or failure, exactly as the model and the orchestrator see it."""
 
     ok: bool
     meta: Meta
-    result: Any = None
-    error: ErrorInfo | None = None
+    result: Any
+    error: ErrorInfo | None
+
+    def __init__(self, ok: bool, meta: Meta, result: Any = None, error: ErrorInfo | None = None) -> None:
+        self.__dict__.update(ok=ok, meta=meta, result=result, error=error)  # frozen; see CallContext
 
     @classmethod
     def success(cls, result: Any, meta: Meta) -> Envelope:
