@@ -19,7 +19,6 @@ import re
 import sqlite3
 import subprocess
 import sys
-import threading
 import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -33,7 +32,7 @@ from rich.json import JSON
 from rich.table import Table
 
 import toolproof
-from toolproof import CallContext, Clock, Envelope, Meta, Runner, Toolset, ToolError, classify_http
+from toolproof import CallContext, Clock, Envelope, Meta, Runner, Toolset, classify_http
 from toolproof.breaker import BreakerConfig
 from toolproof.evals.models import Model, ModelError, ModelReply, ModelRequest, ScriptedModel
 from toolproof.evals.scoring import ToolCall
@@ -434,8 +433,8 @@ class Demo:
 
     async def scene_double_order(self) -> dict[str, Any]:
         self.section(3, "The double order",
-                     f"The first place_order commits, then its reply is lost (timeout {REPLY_TIMEOUT_S} s); the "
-                     "model also sends the call twice, and later books again.")
+                     f"The first place_order commits, then its reply is lost (timeout {REPLY_TIMEOUT_S} s). The "
+                     "model sends the call twice in one turn (run concurrently), and books again on the next turn.")
         ctx = self.context("chat-groundnut")
         self.faults.lose_order_reply = True
         inserts_before = len(self.faults.order_inserts)
@@ -446,13 +445,19 @@ class Demo:
             ctx)
         self.show_turn(again)
         steps = [s for step in (*first.steps, *again.steps) for s in step if s.call.name == "place_order"]
-        table = Table("call", "attempts", "replayed", "order_id", "note", "idempotency key",
+        table = Table("call", "what toolproof did", "attempts", "replayed", "order_id", "idempotency key",
                       title="every place_order of this conversation")
         for n, s in enumerate(steps, 1):
-            res = s.envelope.result if s.envelope.ok and isinstance(s.envelope.result, dict) else {}
-            table.add_row(str(n), str(s.envelope.meta.attempts), str(s.envelope.meta.replayed),
-                          str(res.get("order_id", "-")), str(res.get("note", _outcome(s.envelope))),
-                          _short_key(s.envelope.meta.idempotency_key))
+            e = s.envelope
+            res = e.result if e.ok and isinstance(e.result, dict) else {}
+            if e.meta.replayed:
+                how = "journal: same key, replayed the first order (not sent to the shop)"
+            elif e.meta.attempts > 1:
+                how = f"sent {e.meta.attempts}x: reply lost, retried with the same key → {res.get('note', '?')!r}"
+            else:
+                how = _outcome(e)
+            table.add_row(str(n), how, str(e.meta.attempts), str(e.meta.replayed), str(res.get("order_id", "-")),
+                          _short_key(e.meta.idempotency_key))
         self.console.print(table)
         key = next((s.envelope.meta.idempotency_key for s in steps if s.envelope.meta.idempotency_key), None)
         self.runner.flush()
@@ -534,8 +539,8 @@ class Demo:
                                      str(e.meta.extra.get("fallback_from", "-")), str(res.get("available_kg", "-"))))
         finally:
             self.faults.stock_down = False
-        table = Table("turn", "model called", "reached the dead service", "breaker after", "answered by",
-                      "meta.extra.fallback_from", "available_kg", title="check_stock with the breaker and fallback")
+        table = Table("turn", "called", "sent to dead service", "breaker", "answered by", "fallback_from", "kg",
+                      title="check_stock: breaker and fallback (fallback_from is meta.extra)")
         for r in rows:
             table.add_row(r[0], r[1], str(r[2]), r[3], r[4], r[5], r[6])
         self.console.print(table)

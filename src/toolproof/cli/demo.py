@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 import typer
+from rich.console import Console
 
 from ._common import console, fail
 
@@ -49,9 +50,11 @@ def demo_cmd(
         except ModelError as exc:
             raise fail(str(exc)) from None
     try:
-        module.run(directory, console=console, model=agent_model)
+        # Piped or captured (CI, tests): wide enough for the tables, unless COLUMNS says otherwise.
+        out = console if console.is_terminal or "COLUMNS" in os.environ else Console(width=120)
+        module.run(directory, console=out, model=agent_model)
     except ModelError as exc:
-        raise fail(f"the live model failed: {exc}. Is the endpoint reachable (OPENAI_BASE_URL) and the key "
+        raise fail(f"the live model failed: {str(exc).rstrip('.')}. Is the endpoint reachable (OPENAI_BASE_URL) and the key "
                    "set (OPENAI_API_KEY)? The offline demo runs without --live.", code=1) from None
 
 
