@@ -54,8 +54,9 @@ def demo_cmd(
         out = console if console.is_terminal or "COLUMNS" in os.environ else Console(width=120)
         module.run(directory, console=out, model=agent_model)
     except ModelError as exc:
-        raise fail(f"the live model failed: {str(exc).rstrip('.')}. Is the endpoint reachable (OPENAI_BASE_URL) and the key "
-                   "set (OPENAI_API_KEY)? The offline demo runs without --live.", code=1) from None
+        reason = str(exc).rstrip(".")
+        raise fail(f"the live model failed: {reason}. Is the endpoint reachable (OPENAI_BASE_URL) and the key set "
+                   "(OPENAI_API_KEY)? The offline demo runs without --live.", code=1) from None
 
 
 def register(app: typer.Typer) -> None:
