@@ -438,12 +438,15 @@ class Demo:
         ctx = self.context("chat-groundnut")
         self.faults.lose_order_reply = True
         inserts_before = len(self.faults.order_inserts)
-        first = await self.agent.turn("groundnut", "Book 40 kg groundnut for Friday.", ctx)
-        self.show_turn(first)
-        again = await self.agent.turn(
-            "groundnut-again", "The app said the order timed out. Please book the 40 kg groundnut for Friday again.",
-            ctx)
-        self.show_turn(again)
+        try:
+            first = await self.agent.turn("groundnut", "Book 40 kg groundnut for Friday.", ctx)
+            self.show_turn(first)
+            again = await self.agent.turn(
+                "groundnut-again",
+                "The app said the order timed out. Please book the 40 kg groundnut for Friday again.", ctx)
+            self.show_turn(again)
+        finally:
+            self.faults.lose_order_reply = False
         steps = [s for step in (*first.steps, *again.steps) for s in step if s.call.name == "place_order"]
         table = Table("call", "what toolproof did", "attempts", "replayed", "order_id", "idempotency key",
                       title="every place_order of this conversation")
@@ -490,8 +493,11 @@ class Demo:
         self.faults.watch_price = True
         self.faults.price_log.clear()
         self.short.asked.clear()
-        turn = await self.agent.turn("price", "What is today's jeera rate?", self.context("chat-price"))
-        self.faults.watch_price = False
+        try:
+            turn = await self.agent.turn("price", "What is today's jeera rate?", self.context("chat-price"))
+        finally:
+            self.faults.watch_price = False
+            self.faults.price_failures.clear()
         delays = list(self.short.asked)
         self.show_turn(turn)
         env = next((s.envelope for step in turn.steps for s in step if s.call.name == "get_today_price"), None)
@@ -554,7 +560,11 @@ class Demo:
             self.console.print("[yellow]no onion order to cancel (the model did not place one); skipped[/]")
             return {}
         self.faults.slow_cancel = True
-        turn = await self.agent.turn("cancel", f"Please cancel my onion order {order_id}.", self.context("chat-cancel"))
+        try:
+            turn = await self.agent.turn("cancel", f"Please cancel my onion order {order_id}.",
+                                         self.context("chat-cancel"))
+        finally:
+            self.faults.slow_cancel = False
         self.show_turn(turn)
         env = next((s.envelope for step in turn.steps for s in step if s.call.name == "cancel_order"), None)
         stop_id = env.meta.extra.get("stop_id") if env is not None else None
@@ -638,10 +648,10 @@ def _rate(rate: Any) -> str:
 
 
 def _child_env() -> dict[str, str]:
-    """The CLI subprocess imports the same toolproof as this process."""
+    """The CLI subprocess imports the same toolproof as this process (a source tree or an install)."""
     env = dict(os.environ)
-    paths = [p for p in sys.path if p]
-    env["PYTHONPATH"] = os.pathsep.join(dict.fromkeys([*paths, *env.get("PYTHONPATH", "").split(os.pathsep)]))
+    here = str(Path(toolproof.__file__).resolve().parent.parent)
+    env["PYTHONPATH"] = os.pathsep.join(p for p in (here, env.get("PYTHONPATH", "")) if p)
     return env
 
 
