@@ -370,13 +370,18 @@ class Demo:
         self.console.rule(f"[bold]{number}. {title}")
         self.console.print(f"[dim]{why}[/]")
 
-    def show_turn(self, turn: Turn) -> None:
+    def show_turn(self, turn: Turn, *, expand_errors: bool = False) -> None:
         c = self.console
         c.print(f"[bold cyan]buyer:[/] {turn.message}")
         for n, step in enumerate(turn.steps, 1):
             for s in step:
                 c.print(f"  [bold]model[/] (step {n}) → {s.call.name} {_args(s.call)}")
                 c.print(f"  [bold]toolproof[/] ← {_outcome(s.envelope)}")
+                if expand_errors and not s.envelope.ok:
+                    c.print("  The envelope the model reads (the refusal is a tool result it can repair from):")
+                    shown = s.envelope.to_dict()
+                    shown["meta"] = {k: v for k, v in shown["meta"].items() if k != "call_id"}
+                    c.print(JSON.from_data(shown))
         if turn.text:
             c.print(f"[bold magenta]agent:[/] {turn.text}")
 
@@ -419,13 +424,7 @@ class Demo:
                      "The buyer wants 4 quintal (400 kg). The old tool took `quantity: 4` and booked 4 kg.")
         turn = await self.agent.turn("quintal", "Please send 4 quintal of onions on Friday.",
                                      self.context("chat-quintal"))
-        self.show_turn(turn)
-        first = turn.steps[0][0].envelope if turn.steps else None
-        if first is not None and not first.ok:
-            self.console.print("The refusal the model read (one envelope, repairable):")
-            shown = first.to_dict()
-            shown["meta"] = {k: v for k, v in shown["meta"].items() if k != "call_id"}
-            self.console.print(JSON.from_data(shown))
+        self.show_turn(turn, expand_errors=True)
         rows = self.orders("WHERE crop = 'onion' AND buyer_id = ?", (BUYER,))
         self.console.print(f"orders table: {len(rows)} onion order(s) for {BUYER}: "
                            + ", ".join(f"#{r['id']} {r['quantity_kg']:g} kg" for r in rows))

@@ -150,3 +150,10 @@ def test_scripted_agent_repairs_from_the_envelope_it_reads() -> None:
     repaired = ask("1 quintal is 100 kg")
     assert repaired.calls[0].arguments["quantity_kg"] == 400  # type: ignore[attr-defined,index]
     assert ask("at least 10").calls == ()  # type: ignore[attr-defined]
+
+
+def test_default_folder_is_dated_under_dot_toolproof(tmp_path: Path) -> None:
+    from examples.wholesaler.demo import default_dir
+
+    made = default_dir(tmp_path)
+    assert made.parent == tmp_path / ".toolproof" and re.fullmatch(r"demo-\d{8}-\d{6}", made.name)
