@@ -126,6 +126,8 @@ def test_demo_outside_a_checkout_says_where_to_run_it(tmp_path: Path) -> None:
 def test_live_needs_a_model_and_a_reachable_endpoint(tmp_path: Path) -> None:
     bare = _demo("--live", "--dir", str(tmp_path / "a"))
     assert bare.returncode == 2 and "--live needs --model" in bare.stderr
+    other = _demo("--live", "--model", "anthropic:claude", "--dir", str(tmp_path / "c"))
+    assert other.returncode == 2 and "openai:MODEL" in other.stderr
     # Nothing listens on port 9 (discard): the connection is refused at once, as with no network at all.
     dead = _demo("--live", "--model", "openai:demo-model", "--dir", str(tmp_path / "b"),
                  OPENAI_BASE_URL="http://127.0.0.1:9/v1", OPENAI_API_KEY="unused")

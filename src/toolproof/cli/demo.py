@@ -31,14 +31,16 @@ def demo_cmd(
     directory: Path | None = typer.Option(
         None, "--dir", help="Folder for the demo's SQLite files (default: .toolproof/demo-YYYYmmdd-HHMMSS/)."),
     live: bool = typer.Option(False, "--live", help="Let a real model play the agent (needs --model)."),
-    model: str | None = typer.Option(None, "--model", help="With --live: openai:MODEL (OPENAI_BASE_URL, "
-                                     "OPENAI_API_KEY) or anthropic:MODEL."),
+    model: str | None = typer.Option(None, "--model", help="With --live: openai:MODEL, any OpenAI-compatible "
+                                     "endpoint (OPENAI_BASE_URL, OPENAI_API_KEY)."),
 ) -> None:
     """Watch the ordering agent's three failures happen and get caught (offline, about 10 seconds)."""
     if live and not model:
         raise fail("--live needs --model, e.g. --model openai:gpt-4.1-mini")
     if model and not live:
         raise fail("--model is only used with --live")
+    if model and not model.startswith("openai:"):
+        raise fail(f"--live runs the agent through openai:MODEL (any OpenAI-compatible endpoint), got {model!r}")
     module = _load_demo()
     from ..evals.models import ModelError, load_model
 
