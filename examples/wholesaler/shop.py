@@ -62,7 +62,7 @@ class Shop:
         return round(base * (1 + wobble), 2)
 
     def stock_kg(self, crop: str, grade: str) -> float:
-        booked = self._db.execute(
+        booked: float = self._db.execute(
             "SELECT COALESCE(SUM(quantity_kg), 0) FROM orders WHERE crop = ? AND grade = ? AND status = 'placed'",
             (crop, grade),
         ).fetchone()[0]
