@@ -364,6 +364,16 @@ def test_a_read_only_fallback_is_called_automatically() -> None:
     assert cached.calls == [({"q": "onion"}, 1), ({"q": "onion"}, 1)]
 
 
+def test_a_failure_that_opens_the_breaker_skips_the_backoff_wait() -> None:
+    fake = FakeClock()
+    live = tool("get_live_price", Scripted(down()), fallback="get_cached_price")
+    r = runner(live, tool("get_cached_price", Scripted({"price": 40})), fake=fake,
+               breakers=BreakerConfig(failure_threshold=1, recovery_s=30))
+    env = r.call_sync("get_live_price", {"q": "onion"})
+    assert env.ok and env.meta.extra["fallback_from"] == "get_live_price"
+    assert fake.sleeps == []  # a retry could only be refused by the open breaker: no wait before the fallback
+
+
 def test_a_write_only_gets_the_fallback_named_in_the_hint() -> None:
     backup = Scripted({"queued": True})
     write = tool("place_order", Scripted(down()), effect="write", idempotent=True, fallback="queue_order")

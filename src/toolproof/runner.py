@@ -21,7 +21,7 @@ from dataclasses import dataclass, replace
 from typing import Any, Final, TypeAlias
 
 from .audit import AuditWriter, Hook, ToolSpans, build_stop, effect_status, log_stop, stop_log
-from .breaker import BreakerConfig, CircuitBreaker
+from .breaker import BreakerConfig, BreakerState, CircuitBreaker
 from .classify import classify_exception
 from .context import CallContext, CallIds
 from .envelope import Envelope, ErrorInfo, Meta
@@ -432,6 +432,12 @@ class Runner:
                 bucket=self.retry_bucket,
                 rand=self._rng(),
             )
+            if decision.retry and breaker is not None and breaker.state is BreakerState.OPEN:
+                # This failure opened the breaker: waiting out the backoff would only end in a refusal.
+                admission = breaker.admit()
+                if not admission.allowed:
+                    return (yield from self._circuit_open(tool, ctx, args, attempts, admission.retry_after_s,
+                                                         fallback_from))
             if decision.retry:
                 retry_cost = decision.tokens
                 if run is not None:
