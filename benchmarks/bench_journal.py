@@ -121,7 +121,9 @@ def _guarded(store: Store, n: int, tag: str) -> float:
     for i in range(n):
         env = runner.call_sync("record_effect", {"n": i}, context=CallContext(conversation_id=f"g-{tag}-{i}"))
         assert env.ok, env
-    return time.perf_counter() - start
+    seconds = time.perf_counter() - start
+    runner.flush()  # the audit rows written in the background belong to the store before it closes
+    return seconds
 
 
 def _row(bench: str, case: str, n: int, seconds: float, base_seconds: float) -> dict[str, Any]:
@@ -193,6 +195,7 @@ def _pg_worker(url: str, phase: str, n: int, worker: int, barrier: Any, out: Any
             for i in range(n):
                 runner.call_sync("record_unguarded", {"n": i}, context=CallContext(conversation_id=f"race-{i}"))
             seconds = time.perf_counter() - start
+            runner.flush()
         out.put(seconds)
     finally:
         store.close()
@@ -261,6 +264,7 @@ async def _soak_trials(store: Store, trials: int, fanout: int, sink: list[str] |
         if not all(e.ok for e in envs):
             raise RuntimeError(f"soak trial {t}: {[e.to_dict() for e in envs if not e.ok][:1]}")
     effects = int(_sql(store, "SELECT COUNT(*) FROM bench_nounique")[1][0][0]) if sink is None else len(sink)
+    runner.flush()
     if isinstance(store, PostgresStore):
         store.drop_schema()
     await store.aclose()

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import threading
-from collections import Counter
+from collections import Counter, deque
 from collections.abc import Sequence
 from dataclasses import replace
 from time import time
@@ -19,7 +19,8 @@ class MemoryStore(Store):
 
     def __init__(self, *, max_audit: int = 100_000) -> None:
         self._lock = threading.Lock()
-        self._audit: list[AuditRecord] = []
+        # A bounded deque: the oldest records fall off in O(1) (a list's `del [:n]` moved 100,000 rows a batch).
+        self._audit: deque[AuditRecord] = deque(maxlen=max_audit)
         self._max_audit = max_audit
         self._stops: dict[str, StopRecord] = {}
         self._intents: dict[str, Intent] = {}
@@ -28,14 +29,16 @@ class MemoryStore(Store):
     def append_audit(self, records: Sequence[AuditRecord]) -> None:
         with self._lock:
             self._audit.extend(records)
-            overflow = len(self._audit) - self._max_audit
-            if overflow > 0:
-                del self._audit[:overflow]
 
     def list_audit(self, *, limit: int = 100, tool: str | None = None) -> list[AuditRecord]:
         with self._lock:
-            rows = [r for r in reversed(self._audit) if tool is None or r.tool == tool]
-        return rows[:limit]
+            rows = []
+            for r in reversed(self._audit):
+                if tool is None or r.tool == tool:
+                    rows.append(r)
+                    if len(rows) >= limit:
+                        break
+        return rows
 
     def field_failures(self) -> list[tuple[str, str, str | None, int]]:
         counts: Counter[tuple[str, str, str | None]] = Counter()
