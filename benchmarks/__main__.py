@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import argparse
 import datetime as dt
-import importlib
 import json
+import os
 import pkgutil
+import subprocess
 import sys
 import time
 from pathlib import Path
@@ -22,6 +23,21 @@ def discover() -> list[str]:
     return sorted(m.name for m in pkgutil.iter_modules([str(here)]) if m.name.startswith("bench_"))
 
 
+def _run_isolated(name: str, quick: bool) -> tuple[list[Row], str | None]:
+    """One benchmark in a fresh interpreter: the heaps, threads and pools of the others cannot slow it."""
+    code = (
+        "import json, sys; from benchmarks import " + name + " as m; "
+        "sys.stdout.write('\\n@@rows@@' + json.dumps(m.run(quick=" + str(quick) + "), default=str))"
+    )
+    root = Path(__file__).resolve().parent.parent
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(root), os.environ.get("PYTHONPATH", "")])}
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=root, env=env)
+    if proc.returncode != 0 or "@@rows@@" not in proc.stdout:
+        tail = (proc.stderr.strip().splitlines() or ["no output"])[-1]
+        return [], f"exit {proc.returncode}: {tail}"
+    return json.loads(proc.stdout.rsplit("@@rows@@", 1)[1]), None
+
+
 def run_all(*, quick: bool, only: list[str] | None = None, console: Console | None = None) -> dict[str, Any]:
     console = console or Console(width=160)
     results: dict[str, Any] = {
@@ -35,13 +51,8 @@ def run_all(*, quick: bool, only: list[str] | None = None, console: Console | No
     with console.status("") as status:
         for name in names:
             status.update(f"running {name} ...")
-            module = importlib.import_module(f"benchmarks.{name}")
             start = time.perf_counter()
-            try:
-                rows: list[Row] = module.run(quick=quick)
-                error = None
-            except Exception as exc:  # a broken benchmark is reported, the others still run
-                rows, error = [], f"{type(exc).__name__}: {exc}"
+            rows, error = _run_isolated(name, quick)
             elapsed = time.perf_counter() - start
             results["benchmarks"][name] = {"rows": rows, "seconds": round(elapsed, 2), "error": error}
             all_rows.extend(rows)
