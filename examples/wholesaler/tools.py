@@ -63,6 +63,16 @@ def _buyer(ctx: CallContext) -> str:
     return ctx.principal
 
 
+def _owned_order(shop: Shop, ctx: CallContext, order_id: int, *, hint: str) -> dict[str, object]:
+    """The signed-in buyer's order, or `not_found` (another buyer's order is not found either)."""
+    buyer = _buyer(ctx)
+    row = shop.order(order_id)
+    if row is None or row["buyer_id"] != buyer:
+        raise toolproof.NotFound(f"There is no order {order_id} for this buyer.", code="ORDER_NOT_FOUND",
+                                 field="order_id", received=order_id, hint=hint)
+    return row
+
+
 def build_toolset(shop: Shop) -> toolproof.Toolset:
     """The six tools, bound to one shop."""
 
@@ -175,12 +185,7 @@ def build_toolset(shop: Shop) -> toolproof.Toolset:
         Args:
             order_id: The order id from place_order's reply.
         """
-        buyer = _buyer(ctx)
-        row = shop.order(order_id)
-        if row is None or row["buyer_id"] != buyer:
-            raise toolproof.NotFound(f"There is no order {order_id} for this buyer.", code="ORDER_NOT_FOUND",
-                                     field="order_id", received=order_id,
-                                     hint="Ask the buyer for the order id from the confirmation.")
+        row = _owned_order(shop, ctx, order_id, hint="Ask the buyer for the order id from the confirmation.")
         return _order(row, "status")
 
     @toolproof.tool(effect="write", idempotent=True, risk="high", group="orders", examples=[{"order_id": 1}])
@@ -193,12 +198,7 @@ def build_toolset(shop: Shop) -> toolproof.Toolset:
         Args:
             order_id: The order id from place_order's reply.
         """
-        buyer = _buyer(ctx)
-        row = shop.order(order_id)
-        if row is None or row["buyer_id"] != buyer:
-            raise toolproof.NotFound(f"There is no order {order_id} for this buyer.", code="ORDER_NOT_FOUND",
-                                     field="order_id", received=order_id,
-                                     hint="Call get_order_status or ask the buyer for the order id.")
+        _owned_order(shop, ctx, order_id, hint="Call get_order_status or ask the buyer for the order id.")
         updated = shop.cancel(order_id)
         assert updated is not None
         return _order(updated, "Cancelled")
