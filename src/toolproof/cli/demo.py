@@ -34,7 +34,7 @@ def demo_cmd(
     model: str | None = typer.Option(None, "--model", help="With --live: openai:MODEL, any OpenAI-compatible "
                                      "endpoint (OPENAI_BASE_URL, OPENAI_API_KEY)."),
 ) -> None:
-    """Watch the ordering agent's three failures happen and get caught (offline, about 10 seconds)."""
+    """Watch the ordering agent's three failures happen and get caught (offline, a few seconds)."""
     if live and not model:
         raise fail("--live needs --model, e.g. --model openai:gpt-4.1-mini")
     if model and not live:
