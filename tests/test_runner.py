@@ -153,3 +153,16 @@ def test_envelope_json_round_trip(runner: toolproof.Runner) -> None:
     again = toolproof.Envelope.from_json(env.to_json())
     assert again == env
     assert json.loads(again.to_json()) == env.to_dict()
+
+
+@pytest.mark.parametrize("context", ["chat-1", {"conversation_id": "c"}, 42])
+def test_a_context_of_the_wrong_type_is_a_clear_type_error(runner: toolproof.Runner, context: Any) -> None:
+    with pytest.raises(TypeError, match="CallContext"):
+        runner.call_sync("get_today_price", {"crop": "onion"}, context=context)
+
+
+@pytest.mark.parametrize("name", [None, 123, b"x", "x" * 10_000, "get_today_price\u0000"])
+def test_unknown_tool_names_of_any_type(runner: toolproof.Runner, name: Any) -> None:
+    with pytest.raises(toolproof.UnknownTool) as info:
+        runner.call_sync(name, {})
+    assert len(str(info.value)) < 200

@@ -278,7 +278,8 @@ class UnknownTool(LookupError):
     def __init__(self, name: str, known: list[str] | None = None) -> None:
         self.name = name
         self.known = known or []
-        super().__init__(f"unknown tool {name!r}")
+        shown = name if len(name) <= 80 else name[:80] + "…"
+        super().__init__(f"unknown tool {shown!r}")
 
 
 class DefinitionError(ValueError):

@@ -253,6 +253,8 @@ class Runner:
     # --- the pipeline ---------------------------------------------------------------------------------------
 
     def _start(self, tool: Tool, arguments: Any, context: CallContext | None) -> Pipeline:
+        if context is not None and type(context) is not CallContext and not isinstance(context, CallContext):
+            raise TypeError(f"context must be a toolproof.CallContext, not {type(context).__name__}")
         if context is None:
             ctx = CallContext(call_id=self._call_ids(), attempt=1)
         elif context.call_id is None or context.attempt == 0:
