@@ -5,6 +5,7 @@ text, and 429 with Retry-After."""
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import json
 import threading
 from collections.abc import Iterator
@@ -17,7 +18,7 @@ from typer.testing import CliRunner
 
 from toolproof.cli import app
 from toolproof.evals import ModelError, ModelRequest, OpenAIModel, RecordingModel, ReplayModel
-from toolproof.evals.models import RateLimitRetry, complete_all
+from toolproof.evals.models import complete_all, default_model_retry
 
 INT_PARAM = {"type": "object", "properties": {"n": {"type": "integer"}}}
 CROP_PARAM = {"type": "object", "properties": {"crop": {"type": "string"}}}
@@ -115,7 +116,7 @@ def _model(url: str, delays: list[float], attempts: int = 4) -> OpenAIModel:
         delays.append(seconds)
 
     return OpenAIModel("test-model", base_url=url, api_key="sk-test", sleep=sleep,
-                       retry=RateLimitRetry(max_attempts=attempts))
+                       retry=dataclasses.replace(default_model_retry(), max_attempts=attempts))
 
 
 def test_tool_calls_text_and_malformed_arguments(server: tuple[str, _Server]) -> None:

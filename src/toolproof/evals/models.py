@@ -15,11 +15,14 @@ import json
 import os
 import random
 import re
+import time
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
 
+from ..errors import ErrorClass
+from ..policy import RetryPolicy, decide_retry
 from .scoring import ToolCall
 
 
@@ -157,19 +160,9 @@ class RecordingModel:
 # ------------------------------------------------------------------------------- live: retry on 429
 
 
-@dataclass(frozen=True, slots=True)
-class RateLimitRetry:
-    """A small, isolated retry for 429s until `toolproof.policy.RetryPolicy` lands: honour Retry-After
-    (seconds), else exponential backoff with full jitter, capped; give up after `max_attempts`."""
-
-    max_attempts: int = 4
-    base_s: float = 0.5
-    cap_s: float = 20.0
-
-    def delay(self, attempt: int, retry_after_s: float | None, rng: random.Random) -> float:
-        if retry_after_s is not None:
-            return min(max(retry_after_s, 0.0), self.cap_s)
-        return rng.uniform(0, min(self.cap_s, self.base_s * 2 ** (attempt - 1)))
+def default_model_retry() -> RetryPolicy:
+    """429s from a model endpoint: toolproof's own policy (Retry-After wins), 4 attempts, full jitter."""
+    return RetryPolicy(max_attempts=4, base_delay_s=0.5, max_delay_s=20.0, jitter="full", max_wall_s=None)
 
 
 def _retry_after(headers: Mapping[str, str] | None) -> float | None:
@@ -218,7 +211,7 @@ class OpenAIModel:
     model: str
     base_url: str | None = None
     api_key: str | None = None
-    retry: RateLimitRetry = field(default_factory=RateLimitRetry)
+    retry: RetryPolicy = field(default_factory=default_model_retry)
     temperature: float | None = None
     sleep: Callable[[float], Awaitable[None]] = asyncio.sleep
     seed: int = 0
@@ -261,9 +254,13 @@ class OpenAIModel:
             try:
                 response = await client.chat.completions.create(**kwargs)
             except openai.RateLimitError as exc:
-                if attempt == self.retry.max_attempts:
+                # The same decision the Runner takes for a rate-limited read (a model call changes nothing).
+                decision = decide_retry(self.retry, error_class=ErrorClass.RATE_LIMITED, attempts=attempt,
+                                        now=time.monotonic(), retry_after_s=_retry_after(exc.response.headers),
+                                        rand=rng.random())
+                if not decision.retry:
                     raise ModelError(f"{self.name}: still rate limited after {attempt} attempts") from exc
-                await self.sleep(self.retry.delay(attempt, _retry_after(exc.response.headers), rng))
+                await self.sleep(decision.delay_s)
                 continue
             except openai.APIError as exc:
                 raise ModelError(f"{self.name}: {exc}") from exc
