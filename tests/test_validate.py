@@ -7,6 +7,7 @@ import re
 from datetime import date
 from typing import Any
 
+import jsonschema_rs
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -29,9 +30,13 @@ json_values = st.recursive(
 )
 
 
+ENVELOPE_VALIDATOR = jsonschema_rs.validator_for(toolproof.envelope_schema())
+
+
 def _assert_clean(env: toolproof.Envelope) -> None:
     assert isinstance(env, toolproof.Envelope)
-    json.loads(env.to_json())
+    data = json.loads(env.to_json())
+    assert ENVELOPE_VALIDATOR.is_valid(data), list(ENVELOPE_VALIDATOR.iter_errors(data))[:3]
     if env.error is not None:
         text = " ".join(str(x) for x in (env.error.message, env.error.hint, env.error.code))
         assert not LEAKS.search(text), text
