@@ -9,6 +9,7 @@ import sys
 from typing import Any
 
 import jsonschema_rs
+import pytest
 
 from tests._corpora import REPO_ROOT
 
@@ -63,3 +64,16 @@ def test_export_bad_target() -> None:
         proc = toolproof_cli("export", target, check=False)
         assert proc.returncode == 2, target
         assert "Traceback" not in proc.stderr
+
+
+def test_the_cli_commands_share_one_default_store(monkeypatch: pytest.MonkeyPatch) -> None:
+    from toolproof.cli._common import DEFAULT_STORE, store_url
+
+    monkeypatch.delenv("TOOLPROOF_STORE", raising=False)
+    assert store_url(None) == DEFAULT_STORE == "sqlite:///.toolproof/toolproof.sqlite3"
+    monkeypatch.setenv("TOOLPROOF_STORE", "memory://")
+    assert store_url(None) == "memory://"
+    assert store_url("sqlite:///x.db") == "sqlite:///x.db"
+    from toolproof.cli import stops
+
+    assert stops.STORE_OPTION.default == DEFAULT_STORE  # stops and audit read what serve/gateway/journal write

@@ -31,7 +31,8 @@ def child_env(**extra: str) -> dict[str, str]:
     old = os.environ.get("PYTHONPATH")
     if old:
         paths.append(old)
-    return {"PYTHONPATH": os.pathsep.join(paths), "PYTHONUNBUFFERED": "1", **extra}
+    # Children keep their journal in memory unless a test says otherwise (the CLI default is a file in the repo).
+    return {"PYTHONPATH": os.pathsep.join(paths), "PYTHONUNBUFFERED": "1", "TOOLPROOF_STORE": "memory://", **extra}
 
 
 def misbehaving_command(name: str = "odd") -> tuple[str, ...]:

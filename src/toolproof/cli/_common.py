@@ -13,8 +13,17 @@ from rich.console import Console
 
 from ..toolset import Toolset
 
+#: Where the CLI keeps state when neither --store nor TOOLPROOF_STORE says otherwise: long-running commands
+#: (serve, gateway) and the commands that read what they left (stops, audit, journal) agree on one file.
+DEFAULT_STORE = "sqlite:///.toolproof/toolproof.sqlite3"
+
 console = Console()
 err_console = Console(stderr=True)
+
+
+def store_url(store: str | None) -> str:
+    """--store, else TOOLPROOF_STORE, else the SQLite file in .toolproof/ (created on first use)."""
+    return store or os.environ.get("TOOLPROOF_STORE") or DEFAULT_STORE
 
 
 def fail(message: str, code: int = 2) -> typer.Exit:

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import os
 from typing import Any
 
 import typer
@@ -13,16 +12,15 @@ from ..errors import ToolError
 from ..intent import INTENT_STATUSES, Intent
 from ..journal import Journal, parse_duration
 from ..stores import ENV_VAR, open_store
-from ._common import console, fail, print_json
+from ._common import DEFAULT_STORE, console, fail, print_json, store_url
 
-DEFAULT_STORE = "sqlite:///toolproof.sqlite3"
 journal_app = typer.Typer(help="Inspect and reconcile the write journal (exactly-once writes).", no_args_is_help=True)
 
 StoreOption = typer.Option(None, "--store", "-s", help=f"Store URL (default: ${ENV_VAR}, else {DEFAULT_STORE}).")
 
 
 def _journal(store: str | None) -> Journal:
-    url = store or os.environ.get(ENV_VAR) or DEFAULT_STORE
+    url = store_url(store)
     try:
         return Journal(open_store(url))
     except (ValueError, ImportError, OSError) as exc:

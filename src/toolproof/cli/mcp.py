@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 from pathlib import Path
 
 import typer
 
-from ._common import fail, load_toolset
+from ._common import fail, load_toolset, store_url
 
 
 def register(app: typer.Typer) -> None:
@@ -20,7 +21,9 @@ def serve(
     http: bool = typer.Option(False, "--http", help="Serve streamable HTTP instead of stdio."),
     host: str = typer.Option("127.0.0.1", "--host", help="HTTP host to bind."),
     port: int = typer.Option(8000, "--port", help="HTTP port (0 picks a free one; the URL is printed on stderr)."),
-    store: str | None = typer.Option(None, "--store", help="Journal and audit store URL."),
+    store: str | None = typer.Option(
+        None, "--store", help="Journal and audit store URL (default: $TOOLPROOF_STORE, else .toolproof/*.sqlite3)."
+    ),
     name: str = typer.Option("toolproof", "--name", help="The server name shown to clients."),
 ) -> None:
     """Serve a toolset over MCP (stdio by default), every call through the runner and its envelope."""
@@ -29,7 +32,7 @@ def serve(
 
     toolset = load_toolset(target)
     try:
-        runner = Runner(toolset, store=store)
+        runner = Runner(toolset, store=store_url(store))
     except ValueError as exc:
         raise fail(str(exc)) from None
     try:
@@ -61,6 +64,8 @@ def gateway(
         cfg = gateway_config(config, upstream, trust=trust, prefix=prefix, store=store)
     except ConfigError as exc:
         raise fail(str(exc)) from None
+    if cfg.store is None:  # a long-running command keeps its journal and audit trail in a file by default
+        cfg = dataclasses.replace(cfg, store=store_url(None))
 
     async def run() -> None:
         async with Gateway(cfg) as gw:

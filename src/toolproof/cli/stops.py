@@ -12,9 +12,7 @@ from rich.table import Table
 
 from ..records import StopRecord
 from ..stores import Store, open_store
-from ._common import console, fail, print_json
-
-DEFAULT_STORE = "sqlite:///.toolproof/toolproof.sqlite3"
+from ._common import DEFAULT_STORE, console, fail, print_json
 
 stops_app = typer.Typer(help="Stop records: calls the orchestrator gave up on.", no_args_is_help=True)
 
