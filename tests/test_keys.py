@@ -174,3 +174,17 @@ def test_defaults_applied_before_keying(runner: toolproof.Runner) -> None:
     assert key_parts_for(tool, ORDER, CTX) == key_parts_for(tool, {**ORDER, "grade": "A"}, CTX)
     assert key_parts_for(tool, ORDER, CTX) != key_parts_for(tool, {**ORDER, "grade": "B"}, CTX)
     assert math.isfinite(1.0)
+
+
+_ascii = st.text(alphabet=st.characters(max_codepoint=127), max_size=12)
+
+
+@given(st.dictionaries(_ascii, st.one_of(_ascii, st.integers(-(2**70), 2**70), st.booleans(), st.none(),
+                                         st.floats(allow_nan=False, allow_infinity=False), st.text(max_size=5)),
+                       max_size=8))
+def test_the_flat_fast_path_writes_the_same_text_as_the_general_one(value: dict[str, Any]) -> None:
+    from toolproof.keys import _emit
+
+    parts: list[str] = []
+    _emit(value, parts, 0, [0])
+    assert canonical_json(value) == "".join(parts)
