@@ -22,6 +22,7 @@ demo: $(STAMP)
 lint: $(STAMP)
 	$(BIN)/ruff check src tests benchmarks examples scripts
 	$(BIN)/mypy --strict src
+	$(BIN)/lint-imports
 
 test: lint
 	$(BIN)/python -m pytest

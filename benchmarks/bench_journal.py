@@ -29,9 +29,9 @@ from pathlib import Path
 from typing import Any
 
 import toolproof
-from toolproof.context import CallContext
-from toolproof.journal import Journal
-from toolproof.keys import key_parts_for
+from toolproof.contract.context import CallContext
+from toolproof.journal.journal import Journal
+from toolproof.journal.keys import key_parts_for
 from toolproof.stores import PostgresStore, SqliteStore, Store, open_store
 
 PAYLOAD = "x" * 200

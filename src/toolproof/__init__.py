@@ -1,21 +1,20 @@
 """toolproof: a contract between an AI agent and its tools.
 
 Strict tool definitions going in, one error envelope coming out, retries that cannot repeat an action.
+The root holds what users write; everything else lives in its module (see docs/architecture.md). Subpackages
+with optional dependencies stay namespaced: `toolproof.mcp` (the `mcp` extra), `toolproof.retrieval`
+(`retrieval`), `toolproof.evals`, `toolproof.lint`; `PostgresStore` needs the `postgres` extra.
 """
 
 from __future__ import annotations
 
-from importlib.metadata import PackageNotFoundError, version
-
-from .audit import Hook, redact
-from .breaker import BreakerConfig, BreakerState, CircuitBreaker
-from .classify import classify_exception, classify_http, classify_problem, parse_retry_after
-from .context import CallContext
-from .envelope import Envelope, ErrorInfo, MalformedEnvelope, Meta, envelope_schema, from_problem, to_problem
-from .errors import (
-    ACTION_DESCRIPTIONS,
-    CLASS_SPECS,
-    CONTRACT_VERSION,
+from ._version import __version__
+from .audit.trail import Hook
+from .catalog.toolset import Toolset
+from .contract.classify import classify_exception, classify_http
+from .contract.context import CallContext
+from .contract.envelope import Envelope, ErrorInfo, MalformedEnvelope, Meta
+from .contract.errors import (
     AuthFailed,
     Conflict,
     DefinitionError,
@@ -33,58 +32,38 @@ from .errors import (
     TransientUpstream,
     UnknownTool,
 )
-from .guard import LoopGuard
-from .intent import Intent
-from .journal import Journal
-from .keys import KeyParts, canonical_json, idempotency_key, key_parts
-from .policy import RetryPolicy, RetryTokenBucket, RunBudget, StopReason
-from .records import AuditRecord, StopRecord
-from .runner import Clock, Runner
+from .contract.tool import Secret, Tool, tool
+from .contract.validate import Limits
+from .orchestration.breaker import BreakerConfig
+from .orchestration.policy import RetryPolicy, RunBudget
+from .pipeline.runner import Runner
 from .stores import MemoryStore, SqliteStore, Store, open_store
-from .tool import Secret, Tool, tool
-from .toolset import Toolset
-from .validate import Limits
-
-# Subpackages with optional dependencies stay namespaced: `toolproof.mcp` (the `mcp` extra),
-# `toolproof.retrieval` (`retrieval`), `toolproof.evals`, `toolproof.lint`; `PostgresStore` needs `postgres`.
+from .stores.records import AuditRecord, StopRecord
 
 
 def __getattr__(name: str) -> object:
-    if name == "PostgresStore":
+    if name == "PostgresStore":  # psycopg is an extra: import it only when asked for
         from .stores.postgres import PostgresStore
 
+        PostgresStore.__module__ = __name__
         return PostgresStore
     raise AttributeError(f"module 'toolproof' has no attribute {name!r}")
 
-try:
-    __version__ = version("toolproof")
-except PackageNotFoundError:  # pragma: no cover - running from a source tree without install
-    __version__ = "0.0.0"
 
 __all__ = [
-    "ACTION_DESCRIPTIONS",
-    "CLASS_SPECS",
-    "CONTRACT_VERSION",
     "AuditRecord",
     "AuthFailed",
     "BreakerConfig",
-    "BreakerState",
     "CallContext",
-    "CircuitBreaker",
-    "Clock",
     "Conflict",
     "DefinitionError",
     "Envelope",
     "ErrorClass",
     "ErrorInfo",
     "Hook",
-    "Intent",
     "InternalError",
     "InvalidArgument",
-    "Journal",
-    "KeyParts",
     "Limits",
-    "LoopGuard",
     "MalformedEnvelope",
     "MemoryStore",
     "Meta",
@@ -97,12 +76,10 @@ __all__ = [
     "PostgresStore",
     "RateLimited",
     "RetryPolicy",
-    "RetryTokenBucket",
     "RunBudget",
     "Runner",
     "Secret",
     "SqliteStore",
-    "StopReason",
     "StopRecord",
     "Store",
     "Tool",
@@ -111,17 +88,13 @@ __all__ = [
     "TransientUpstream",
     "UnknownTool",
     "__version__",
-    "canonical_json",
     "classify_exception",
     "classify_http",
-    "classify_problem",
-    "envelope_schema",
-    "from_problem",
-    "idempotency_key",
-    "key_parts",
     "open_store",
-    "parse_retry_after",
-    "redact",
-    "to_problem",
     "tool",
 ]
+
+# Values print under their public names (`<class 'toolproof.Runner'>`, not the module that defines it), as httpx does.
+for _value in [globals()[n] for n in __all__ if n not in ("__version__", "PostgresStore", "Hook")]:
+    _value.__module__ = __name__
+del _value

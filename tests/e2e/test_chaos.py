@@ -22,10 +22,10 @@ from typing import Any
 import pytest
 
 from toolproof import CallContext, Runner, Tool, Toolset
-from toolproof.breaker import BreakerConfig, BreakerState
-from toolproof.classify import classify_http
-from toolproof.guard import LoopGuard
-from toolproof.policy import RetryPolicy, RunBudget
+from toolproof.contract.classify import classify_http
+from toolproof.orchestration.breaker import BreakerConfig, BreakerState
+from toolproof.orchestration.guard import LoopGuard
+from toolproof.orchestration.policy import RetryPolicy, RunBudget
 
 TIMEOUT_S = 0.3
 WALL_S = 1.2

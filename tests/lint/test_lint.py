@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 
 from examples.wholesaler import toolset as new_toolset
 from examples.wholesaler.old_tools import old_toolset
-from toolproof.errors import DefinitionError
+from toolproof.contract.errors import DefinitionError
 from toolproof.lint import (
     LintConfig,
     from_definitions,

@@ -124,7 +124,7 @@ async def test_concurrent_calls_share_one_session(tmp_path: Path) -> None:
 
 
 async def test_an_upstream_that_cannot_start_is_a_clear_error(tmp_path: Path) -> None:
-    from toolproof.errors import TransientUpstream
+    from toolproof.contract.errors import TransientUpstream
 
     with pytest.raises(TransientUpstream, match="could not be started"):
         await import_tools([str(tmp_path / "no-such-binary")], name="ghost")

@@ -12,8 +12,9 @@ from hypothesis import strategies as st
 from pydantic import BaseModel
 
 from toolproof import ErrorClass, Runner, Toolset
-from toolproof.envelope import Envelope, Meta
-from toolproof.errors import NotFound, ToolError
+from toolproof.catalog.toolset import mcp_definition
+from toolproof.contract.envelope import Envelope, Meta
+from toolproof.contract.errors import NotFound, ToolError
 from toolproof.mcp import (
     ConfigError,
     ErrorMapping,
@@ -32,7 +33,6 @@ from toolproof.mcp import (
 )
 from toolproof.mcp.naming import Origin, sanitize
 from toolproof.mcp.results import interpret, unwrap_output_schema
-from toolproof.toolset import mcp_definition
 
 NAME = re.compile(r"^[a-zA-Z0-9_-]{1,64}$")
 

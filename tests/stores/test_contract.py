@@ -7,9 +7,9 @@ import time
 from dataclasses import replace
 from typing import Any
 
-from toolproof.intent import Intent
-from toolproof.records import AuditRecord, StopRecord
 from toolproof.stores import Store
+from toolproof.stores.intent import Intent
+from toolproof.stores.records import AuditRecord, StopRecord
 
 
 def _intent(key: str = "k1", op: str = "op1", **changes: Any) -> Intent:

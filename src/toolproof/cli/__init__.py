@@ -10,7 +10,7 @@ import pkgutil
 
 import typer
 
-from .. import __version__
+from .._version import __version__
 
 app = typer.Typer(
     name="toolproof",

@@ -11,7 +11,7 @@ from typing import Any
 import typer
 from rich.console import Console
 
-from ..toolset import Toolset
+from ..catalog.toolset import Toolset
 
 #: Where the CLI keeps state when neither --store nor TOOLPROOF_STORE says otherwise: long-running commands
 #: (serve, gateway) and the commands that read what they left (stops, audit, journal) agree on one file.

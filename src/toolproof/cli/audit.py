@@ -12,7 +12,7 @@ from typing import Any
 import typer
 from rich.table import Table
 
-from ..records import AuditRecord
+from ..stores.records import AuditRecord
 from ._common import console, fail, print_json
 from .stops import STORE_OPTION, connect, when
 

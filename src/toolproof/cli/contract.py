@@ -6,9 +6,9 @@ import uuid
 
 import typer
 
-from ..classify import classify_http
-from ..envelope import Envelope, Meta, envelope_schema
-from ..toolset import EXPORT_FORMATS
+from ..catalog.toolset import EXPORT_FORMATS
+from ..contract.classify import classify_http
+from ..contract.envelope import Envelope, Meta, envelope_schema
 from ._common import fail, load_toolset, print_json
 
 schema_app = typer.Typer(help="Print the published JSON Schemas.", no_args_is_help=True)

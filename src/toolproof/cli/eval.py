@@ -12,7 +12,7 @@ from typing import Any
 
 import typer
 
-from ..toolset import Toolset
+from ..catalog.toolset import Toolset
 from ._common import console, fail, load_object, load_toolset
 
 eval_app = typer.Typer(help="Measure tool choice, arguments, error recovery and retrieval.", no_args_is_help=True)

@@ -8,10 +8,10 @@ from typing import Any
 import typer
 from rich.table import Table
 
-from ..errors import ToolError
-from ..intent import INTENT_STATUSES, Intent
-from ..journal import Journal, parse_duration
+from ..contract.errors import ToolError
+from ..journal.journal import Journal, parse_duration
 from ..stores import ENV_VAR, open_store
+from ..stores.intent import INTENT_STATUSES, Intent
 from ._common import DEFAULT_STORE, console, fail, print_json, store_url
 
 journal_app = typer.Typer(help="Inspect and reconcile the write journal (exactly-once writes).", no_args_is_help=True)

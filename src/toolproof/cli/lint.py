@@ -7,7 +7,7 @@ from pathlib import Path
 
 import typer
 
-from ..errors import DefinitionError
+from ..contract.errors import DefinitionError
 from ..lint import LintConfig, lint_tooldefs, load_mcp_command, load_mcp_url, load_target
 from ..lint.findings import SEVERITIES
 from ..lint.loaders import FORMATS

@@ -28,7 +28,7 @@ def serve(
 ) -> None:
     """Serve a toolset over MCP (stdio by default), every call through the runner and its envelope."""
     from ..mcp import serve_http, serve_stdio
-    from ..runner import Runner
+    from ..pipeline.runner import Runner
 
     toolset = load_toolset(target)
     try:
@@ -57,7 +57,7 @@ def gateway(
     store: str | None = typer.Option(None, "--store", help="Journal and audit store URL (overrides the config)."),
 ) -> None:
     """Serve the tools of one or more upstream MCP servers through the whole contract."""
-    from ..errors import ToolError
+    from ..contract.errors import ToolError
     from ..mcp import ConfigError, Gateway, gateway_config
 
     try:

@@ -10,8 +10,8 @@ from typing import Any
 import typer
 from rich.table import Table
 
-from ..records import StopRecord
 from ..stores import Store, open_store
+from ..stores.records import StopRecord
 from ._common import DEFAULT_STORE, console, fail, print_json
 
 stops_app = typer.Typer(help="Stop records: calls the orchestrator gave up on.", no_args_is_help=True)

@@ -21,8 +21,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
 
-from ..errors import ErrorClass
-from ..policy import RetryPolicy, decide_retry
+from ..contract.errors import ErrorClass
+from ..orchestration.policy import RetryPolicy, decide_retry
 from .scoring import ToolCall
 
 
@@ -168,7 +168,7 @@ def default_model_retry() -> RetryPolicy:
 def _retry_after(headers: Mapping[str, str] | None) -> float | None:
     if not headers:
         return None
-    from ..classify import parse_retry_after
+    from ..contract.classify import parse_retry_after
 
     value = headers.get("retry-after") or headers.get("Retry-After")
     return parse_retry_after(value) if value else None

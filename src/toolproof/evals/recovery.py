@@ -23,9 +23,9 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Final, Literal
 
-from ..envelope import Envelope, Meta
-from ..errors import CLASS_SPECS, ErrorClass, NextAction, ToolError
-from ..toolset import Toolset
+from ..catalog.toolset import Toolset
+from ..contract.envelope import Envelope, Meta
+from ..contract.errors import CLASS_SPECS, ErrorClass, NextAction, ToolError
 from .models import Model, ModelError, ModelReply, ModelRequest, run_all
 from .scoring import ToolCall
 

@@ -11,8 +11,8 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any, Final
 
-from ..errors import InvalidArgument, UnknownTool
-from ..toolset import Toolset
+from ..catalog.toolset import Toolset
+from ..contract.errors import InvalidArgument, UnknownTool
 from .scoring import ToolCall
 
 CLUSTER_SHARE: Final = 0.5  # one field holding at least half of a tool's failures ...

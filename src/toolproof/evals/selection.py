@@ -12,7 +12,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..toolset import Toolset
+from ..catalog.toolset import Toolset
 from .cases import Case, CaseSet, Expectation, check_against_toolset
 from .models import Model, ModelError, ModelReply, ModelRequest, run_all
 from .scoring import CallCheck, FieldError, ToolCall, ToolSpec, check_call, check_parallel

@@ -11,7 +11,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Final
 
-from ..errors import DefinitionError
+from ..contract.errors import DefinitionError
 from .findings import SEVERITIES
 
 DEFAULT_THRESHOLDS: Final[Mapping[str, float]] = {

@@ -6,7 +6,7 @@ from collections import defaultdict
 from collections.abc import Iterable, Sequence
 from typing import Any, cast
 
-from ..errors import DefinitionError
+from ..contract.errors import DefinitionError
 from .config import LintConfig
 from .findings import Finding, Severity, severity_rank
 from .loaders import to_tooldefs

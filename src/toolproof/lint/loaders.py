@@ -12,8 +12,8 @@ from collections.abc import Iterable, Iterator, Mapping
 from pathlib import Path
 from typing import Any, Final, Literal, cast
 
-from ..errors import DefinitionError
-from ..toolset import Toolset, mcp_definition
+from ..catalog.toolset import Toolset, mcp_definition
+from ..contract.errors import DefinitionError
 from .model import ToolDef, ToolFormat
 
 FORMATS: Final = ("mcp", "openai", "anthropic", "bfcl")

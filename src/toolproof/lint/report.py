@@ -10,7 +10,7 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
-from .. import __version__
+from .._version import __version__
 from .findings import Finding
 from .rules import ALL_RULES
 

@@ -15,10 +15,10 @@ from typing import Any
 
 import mcp_types as types
 
-from ..context import CallContext
-from ..errors import DefinitionError
-from ..tool import Tool
-from ..toolset import Toolset
+from ..catalog.toolset import Toolset
+from ..contract.context import CallContext
+from ..contract.errors import DefinitionError
+from ..contract.tool import Tool
 from .config import DEFAULT_TIMEOUT_S, NamingPolicy, ToolOverride, Upstream
 from .connection import UpstreamConnection
 from .errormap import DEFAULT_ERROR_MAPPING, ErrorMapping

@@ -15,8 +15,8 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import Any, Final, Literal, get_args
 
-from ..errors import ErrorClass
-from ..tool import Effect, Risk
+from ..contract.errors import ErrorClass
+from ..contract.tool import Effect, Risk
 from .errormap import DEFAULT_ERROR_MAPPING, ErrorMapping, ErrorRule
 
 PrefixMode = Literal["always", "on_clash"]

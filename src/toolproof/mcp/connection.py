@@ -25,7 +25,7 @@ from mcp.client.stdio import StdioServerParameters
 from mcp.shared.exceptions import MCPError
 from pydantic import ValidationError
 
-from ..errors import InternalError, InvalidArgument, TransientUpstream
+from ..contract.errors import InternalError, InvalidArgument, TransientUpstream
 from .config import Upstream
 
 log = logging.getLogger("toolproof.mcp")

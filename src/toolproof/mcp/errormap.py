@@ -11,7 +11,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Final
 
-from ..errors import ERROR_TYPES, ErrorClass, ToolError
+from ..contract.errors import ERROR_TYPES, ErrorClass, ToolError
 
 _MAX_MESSAGE: Final = 1000
 _RETRY_AFTER: Final = re.compile(

@@ -12,9 +12,9 @@ from typing import Any
 
 from mcp.server.lowlevel.server import Server
 
-from ..runner import Runner
+from ..catalog.toolset import Toolset
+from ..pipeline.runner import Runner
 from ..stores import Store, open_store
-from ..toolset import Toolset
 from .client import build_tools, load_upstream
 from .config import GatewayConfig
 from .connection import UpstreamConnection

@@ -12,7 +12,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Final
 
-from ..errors import DefinitionError
+from ..contract.errors import DefinitionError
 from .config import NamingPolicy
 
 _INVALID: Final = re.compile(r"[^a-zA-Z0-9_-]")

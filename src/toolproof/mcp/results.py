@@ -13,8 +13,8 @@ from typing import Any
 
 import mcp_types as types
 
-from ..classify import classify_problem
-from ..envelope import Envelope, MalformedEnvelope
+from ..contract.classify import classify_problem
+from ..contract.envelope import Envelope, MalformedEnvelope
 from .errormap import ErrorMapping
 
 

@@ -21,11 +21,11 @@ from mcp.server.context import ServerRequestContext
 from mcp.server.lowlevel.server import Server
 from mcp.shared.exceptions import MCPError
 
-from ..context import CallContext
-from ..envelope import Envelope, envelope_schema
-from ..errors import UnknownTool
-from ..runner import Runner
-from ..toolset import mcp_definition
+from ..catalog.toolset import mcp_definition
+from ..contract.context import CallContext
+from ..contract.envelope import Envelope, envelope_schema
+from ..contract.errors import UnknownTool
+from ..pipeline.runner import Runner
 
 #: `_meta` keys read from a `tools/call` request (the arguments the model writes are never used for these).
 META_CONVERSATION_ID: Final = "dev.toolproof/conversation_id"
@@ -183,7 +183,7 @@ def create_server(
     exporter or not); toolproof's own `execute_tool` spans are the runner's. `transport_conversation` is
     the conversation id for requests whose `_meta` names none, when the transport serves one client only.
     """
-    from .. import __version__
+    from .._version import __version__
 
     session_ids = _SessionIds()
     definitions = list_definitions(runner)

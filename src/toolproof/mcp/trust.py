@@ -13,7 +13,7 @@ from typing import Literal
 
 import mcp_types as types
 
-from ..tool import Effect, Risk
+from ..contract.tool import Effect, Risk
 from .config import ToolOverride
 
 Source = Literal["override", "trusted annotations", "untrusted: assumed non-idempotent write"]

@@ -10,7 +10,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..tool import Tool
+from ..contract.tool import Tool
 
 
 @dataclass(frozen=True, slots=True)

@@ -9,7 +9,7 @@ from typing import Any, Literal, Protocol
 import numpy as np
 import numpy.typing as npt
 
-from ..tool import Tool
+from ..contract.tool import Tool
 from .entries import ToolEntry, entry_from_definition, entry_from_tool
 from .history import UsageHistory
 from .prerequisites import infer_requires

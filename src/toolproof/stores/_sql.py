@@ -13,9 +13,9 @@ from collections.abc import Sequence
 from dataclasses import replace
 from typing import Any, Final
 
-from ..intent import Intent, IntentStatus
-from ..records import AuditRecord, EffectStatus, StopRecord
 from .base import FinishStatus, Store
+from .intent import Intent, IntentStatus
+from .records import AuditRecord, EffectStatus, StopRecord
 
 # Versioned migrations: (version, statements). Never edit a shipped entry; append a new one.
 # {real} and {serial} are filled per dialect.

@@ -9,8 +9,8 @@ from abc import ABC, abstractmethod
 from collections.abc import Sequence
 from typing import Any, Literal
 
-from ..intent import Intent, IntentStatus
-from ..records import AuditRecord, EffectStatus, StopRecord
+from .intent import Intent, IntentStatus
+from .records import AuditRecord, EffectStatus, StopRecord
 
 FinishStatus = Literal["done", "failed", "unknown"]
 

@@ -9,9 +9,9 @@ from dataclasses import replace
 from time import time
 from typing import Any
 
-from ..intent import Intent, IntentStatus
-from ..records import AuditRecord, EffectStatus, StopRecord
 from .base import FinishStatus, Store
+from .intent import Intent, IntentStatus
+from .records import AuditRecord, EffectStatus, StopRecord
 
 
 class MemoryStore(Store):

@@ -19,7 +19,6 @@ from collections.abc import Sequence
 from typing import Any
 from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
-from ..intent import Intent
 from ._sql import (
     MIGRATIONS,
     SQL_CLAIM,
@@ -34,6 +33,7 @@ from ._sql import (
     intent_params,
 )
 from .base import FinishStatus
+from .intent import Intent
 
 _IDENT = re.compile(r"[a-z_][a-z0-9_]{0,62}")
 _MIGRATION_LOCK = 0x746F6F6C70726F6F  # "toolproo": one migrator at a time

@@ -1,0 +1,433 @@
+"""The audit trail and stop records: what was called, with what (secrets redacted), and what came of it.
+
+The hot path only appends a small tuple to a queue (`AuditWriter.submit`); a background thread turns the
+tuples into `AuditRecord`s, redacts them and writes them to the store in batches, so a durable store costs
+the caller almost nothing. `AuditWriter.close()` (called by `Runner.close()`) drains the queue: nothing is
+lost on a clean shutdown. Stop records are rare and must not be lost: the runner writes them at once.
+Also here: stdlib logging (`toolproof.audit`, `toolproof.stops`) and optional OpenTelemetry spans that
+follow the GenAI semantic conventions (`pip install 'toolproof[otel]'`).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import functools
+import json
+import logging
+import os
+import re
+import threading
+import time
+from collections import deque
+from collections.abc import Callable, Iterable, Sequence
+from typing import TYPE_CHECKING, Any, Final, TypeAlias
+
+from ..contract.context import CallContext
+from ..contract.envelope import Envelope, ErrorInfo
+from ..contract.errors import ToolError
+from ..contract.validate import truncate_value
+from ..stores.base import Store
+from ..stores.records import AuditRecord, EffectStatus, StopRecord, ValidationOutcome
+
+if TYPE_CHECKING:
+    from ..contract.tool import Tool
+
+log: Final = logging.getLogger("toolproof.audit")
+stop_log: Final = logging.getLogger("toolproof.stops")
+
+REDACTED: Final = "[REDACTED]"
+
+#: Argument names that are treated as secret wherever they appear, in addition to `Tool.secret_fields`.
+SECRET_KEY_PATTERN: Final = re.compile(
+    r"(?:^|_)(?:password|passwd|passphrase|pwd|secret|token|api_?key|apikey|access_?key|authorization|auth|"
+    r"credentials?|private_?key|cookie|session_?key|ssn|cvv|cvc|card_?number|pin)(?:$|_)"
+)
+
+_CAMEL: Final = re.compile(r"([a-z0-9])([A-Z])")
+_MAX_DEPTH: Final = 64
+
+Hook: TypeAlias = Callable[[AuditRecord | StopRecord], None]
+
+
+@functools.lru_cache(maxsize=4096)
+def is_secret_key(name: str) -> bool:
+    """Whether an argument name looks like it holds a secret (`api_key`, `accessToken`, `X-Auth-Token`...)."""
+    normal = _CAMEL.sub(r"\1_\2", name).lower().replace("-", "_").replace(".", "_")
+    return SECRET_KEY_PATTERN.search(normal) is not None
+
+
+def redact(value: Any, secret_fields: frozenset[str] = frozenset(), *, _depth: int = 0) -> Any:
+    """A copy of `value` with every secret replaced by `[REDACTED]`.
+
+    Top-level names in `secret_fields` (parameters marked `toolproof.Secret`) and any key, at any depth,
+    whose name looks secret are replaced; everything else is copied as it is.
+    """
+    if _depth > _MAX_DEPTH:
+        return "[TOO DEEP]"
+    if isinstance(value, dict):
+        out: dict[Any, Any] = {}
+        for key, item in value.items():
+            if isinstance(key, str) and ((_depth == 0 and key in secret_fields) or is_secret_key(key)):
+                out[key] = REDACTED
+            else:
+                out[key] = redact(item, secret_fields, _depth=_depth + 1)
+        return out
+    if isinstance(value, list | tuple):
+        return [redact(item, secret_fields, _depth=_depth + 1) for item in value]
+    return value
+
+
+def redact_raw(arguments: Any, secret_fields: frozenset[str]) -> Any:
+    """Redact arguments as the model sent them (possibly JSON text, possibly not JSON at all)."""
+    if isinstance(arguments, str | bytes):
+        text = arguments.decode("utf-8", "replace") if isinstance(arguments, bytes) else arguments
+        if len(text) <= 1_000_000:
+            try:
+                parsed = json.loads(text)
+            except (ValueError, RecursionError):
+                parsed = None
+            if isinstance(parsed, dict | list):
+                return truncate_value(redact(parsed, secret_fields), 10_000)
+        # Text that is not JSON: keep it only when the tool has no secrets to leak.
+        return "[UNPARSEABLE ARGUMENTS REDACTED]" if secret_fields else truncate_value(text, 2_000)
+    return truncate_value(redact(arguments, secret_fields), 10_000)
+
+
+def _schema_may_hide_secrets(node: Any, depth: int = 0) -> bool:
+    """Whether arguments valid under this schema could carry a key that looks secret."""
+    if depth > _MAX_DEPTH:
+        return True
+    if isinstance(node, dict):
+        if node.get("type") == "object" or "properties" in node:
+            if node.get("additionalProperties", True) is not False or "patternProperties" in node:
+                return True
+            if any(is_secret_key(name) for name in node.get("properties", {})):
+                return True
+        return any(_schema_may_hide_secrets(v, depth + 1) for k, v in node.items() if k != "enum" and k != "const")
+    if isinstance(node, list):
+        return any(_schema_may_hide_secrets(v, depth + 1) for v in node)
+    return False
+
+
+def needs_redaction(tool: Tool) -> bool:
+    """Whether this tool's validated arguments must be walked for secrets (the writer caches the answer)."""
+    return bool(tool.secret_fields) or _schema_may_hide_secrets(tool.input_schema)
+
+
+# --- records --------------------------------------------------------------------------------------------
+
+#: What the hot path queues: (at, tool, context, arguments, validation, attempt, latency_s, outcome, error).
+AuditEntry: TypeAlias = tuple[
+    float, "Tool", CallContext, Any, ValidationOutcome, int, float, str, ToolError | ErrorInfo | None
+]
+
+
+def _fast_constructor(cls: type[Any]) -> Callable[..., Any]:
+    """A constructor for a frozen, slotted dataclass that sets the slots directly.
+
+    A frozen dataclass's `__init__` goes through `object.__setattr__` by name for every field, which costs
+    microseconds for a 16-field record; the writer builds one record per attempt, so this builds the very
+    same frozen object (equal, immutable) about twice as fast. Generated from the class's own fields, with
+    their defaults, so a field added later (with a default) keeps working.
+    """
+    fields = dataclasses.fields(cls)
+    namespace: dict[str, Any] = {"_new": object.__new__, "_cls": cls, "_MISSING": dataclasses.MISSING}
+    params: list[str] = []
+    body: list[str] = ["    obj = _new(_cls)"]
+    for f in fields:
+        namespace[f"_set_{f.name}"] = cls.__dict__[f.name].__set__
+        if f.default is not dataclasses.MISSING:
+            namespace[f"_default_{f.name}"] = f.default
+            params.append(f"{f.name}=_default_{f.name}")
+        elif f.default_factory is not dataclasses.MISSING:
+            namespace[f"_factory_{f.name}"] = f.default_factory
+            params.append(f"{f.name}=_MISSING")
+            body.append(f"    if {f.name} is _MISSING: {f.name} = _factory_{f.name}()")
+        else:
+            params.append(f.name)
+        body.append(f"    _set_{f.name}(obj, {f.name})")
+    source = f"def make({', '.join(params)}):\n" + "\n".join(body) + "\n    return obj\n"
+    exec(source, namespace)
+    return namespace["make"]  # type: ignore[no-any-return]
+
+
+_new_audit_record: Final = _fast_constructor(AuditRecord)
+_AUDIT_ORDER: Final = (
+    "at", "call_id", "tool", "schema_version", "arguments", "validation", "attempt", "latency_ms", "outcome",
+    "run_id", "conversation_id", "principal", "failing_fields", "error_class", "code", "idempotency_key",
+)
+# `build_audit` passes these positionally: a field inserted before them must fail here, not mislabel data.
+if tuple(f.name for f in dataclasses.fields(AuditRecord))[: len(_AUDIT_ORDER)] != _AUDIT_ORDER:  # pragma: no cover
+    raise ImportError("AuditRecord's fields changed order: update toolproof.audit.trail.build_audit")
+
+
+def build_audit(entry: AuditEntry, redaction: dict[Tool, bool] | None = None) -> AuditRecord:
+    """Turn a queued entry into a redacted `AuditRecord` (runs on the writer thread).
+
+    `redaction` caches `needs_redaction` per tool (the writer keeps one).
+    """
+    at, tool, ctx, arguments, validation, attempt, latency_s, outcome, error = entry
+    secrets = tool.secret_fields
+    if redaction is None:
+        redaction = {}
+    walk = redaction.get(tool)
+    if walk is None:
+        walk = redaction[tool] = needs_redaction(tool)
+    if validation == "failed":
+        args = redact_raw(arguments, secrets)
+    elif walk:
+        args = redact(arguments, secrets)
+    else:
+        args = arguments  # validated against a closed schema with no secret-looking names: nothing to hide
+    failing: tuple[str, ...] = ()
+    if validation == "failed" and error is not None:
+        failing = (error.field or "<arguments>",)
+    # Positional, in the field order of `AuditRecord` (checked by a test against the normal constructor).
+    record: AuditRecord = _new_audit_record(
+        at, ctx.call_id or "", tool.name, tool.schema_version, args, validation, attempt,
+        latency_s * 1000.0, outcome, ctx.run_id, ctx.conversation_id, ctx.principal, failing,
+        None if error is None else error.error_class.value, None if error is None else error.code,
+        ctx.idempotency_key,
+    )
+    return record
+
+
+def new_stop_id() -> str:
+    return "stop_" + os.urandom(8).hex()
+
+
+def effect_status(tool: Tool, error: ErrorInfo, *, dispatched: bool) -> EffectStatus:
+    """Whether the side effect of a call that was given up on is known done, known not done, or unknown."""
+    if not dispatched or tool.effect == "read" or error.effect_done is False:
+        return "not_done"
+    cls = error.error_class.value
+    if cls in ("outcome_unknown", "transient_upstream", "internal_error"):
+        return "unknown"
+    if cls == "partial_execution":
+        return "done"
+    return "not_done"
+
+
+def build_stop(
+    tool: Tool,
+    ctx: CallContext,
+    arguments: Any,
+    error: ErrorInfo,
+    *,
+    attempts: int,
+    reason: str,
+    status: EffectStatus,
+    extra: dict[str, Any] | None = None,
+) -> StopRecord:
+    """A stop record for a give-up, arguments redacted."""
+    return StopRecord(
+        id=new_stop_id(),
+        at=time.time(),
+        tool=tool.name,
+        call_id=ctx.call_id or "",
+        arguments=redact_raw(arguments, tool.secret_fields)
+        if isinstance(arguments, str | bytes)
+        else redact(arguments, tool.secret_fields),
+        error_class=error.error_class.value,
+        code=error.code,
+        message=error.message,
+        attempts=attempts,
+        effect_status=status,
+        reason=reason,
+        run_id=ctx.run_id,
+        conversation_id=ctx.conversation_id,
+        idempotency_key=error.idempotency_key or ctx.idempotency_key,
+        extra=extra or {},
+    )
+
+
+def log_stop(stop: StopRecord) -> None:
+    if stop_log.isEnabledFor(logging.WARNING):
+        stop_log.warning(
+            "gave up on %s (call %s): %s %s after %d attempt(s), reason=%s, effect=%s, stop=%s",
+            stop.tool, stop.call_id, stop.error_class, stop.code, stop.attempts, stop.reason,
+            stop.effect_status, stop.id,
+        )
+
+
+# --- the background writer --------------------------------------------------------------------------------
+
+
+class AuditWriter:
+    """Batches audit entries and writes them from one background thread; `close()` loses nothing.
+
+    `persist=False` keeps the hooks and logging but writes nothing to the store.
+    """
+
+    def __init__(
+        self,
+        store: Store,
+        *,
+        batch_size: int = 512,
+        flush_interval_s: float = 0.25,
+        hooks: Sequence[Hook] = (),
+        persist: bool = True,
+    ) -> None:
+        self.store = store
+        self.batch_size = batch_size
+        self.flush_interval_s = flush_interval_s
+        self.hooks = tuple(hooks)
+        self.persist = persist
+        self._pending: deque[AuditEntry] = deque()
+        self._wake = threading.Event()
+        self._write_lock = threading.Lock()
+        self._thread: threading.Thread | None = None
+        self._closed = False
+        self.written = 0
+        self.failed_batches = 0
+        self._redaction: dict[Tool, bool] = {}
+
+    def submit(self, entry: AuditEntry) -> None:
+        """Queue one entry (the hot path: an append, and a wake-up when a batch is full)."""
+        self._pending.append(entry)
+        if self._thread is None:
+            self._start()
+        elif len(self._pending) >= self.batch_size:
+            self._wake.set()
+
+    def _start(self) -> None:
+        if self._closed:  # used after close(): write inline, nothing waits in a queue no thread drains
+            self.flush()
+            return
+        with self._write_lock:
+            if self._thread is not None:
+                return
+            thread = threading.Thread(target=self._run, name="toolproof-audit", daemon=True)
+            self._thread = thread
+        thread.start()
+
+    def _run(self) -> None:
+        while not self._closed:
+            self._wake.wait(self.flush_interval_s)
+            self._wake.clear()
+            self.flush()
+
+    def flush(self) -> int:
+        """Write everything queued so far; returns how many records were written."""
+        with self._write_lock:
+            pending = self._pending
+            if not pending:
+                return 0
+            batch: list[AuditEntry] = []
+            while pending:
+                try:
+                    batch.append(pending.popleft())
+                except IndexError:  # pragma: no cover - drained concurrently
+                    break
+            cache = self._redaction
+            records = [build_audit(entry, cache) for entry in batch]
+            if self.persist and self.store.closed:
+                log.warning("the store %s was closed before the runner: %d audit records not written "
+                            "(close the Runner, not its store)", self.store.url, len(records))
+            elif self.persist:
+                try:
+                    self.store.append_audit(records)
+                except Exception:
+                    self.failed_batches += 1
+                    log.exception("could not write %d audit records to %s", len(records), self.store.url)
+                    if not self._closed:
+                        pending.extendleft(reversed(batch))  # try again with the next batch
+                        return 0
+                    return 0
+            self.written += len(records)
+        self._emit(records)
+        return len(records)
+
+    def _emit(self, records: Iterable[AuditRecord]) -> None:
+        debug = log.isEnabledFor(logging.DEBUG)
+        if not debug and not self.hooks:
+            return
+        for rec in records:
+            if debug:
+                log.debug(
+                    "%s %s attempt=%d outcome=%s class=%s code=%s latency_ms=%.3f call=%s",
+                    rec.tool, rec.validation, rec.attempt, rec.outcome, rec.error_class, rec.code,
+                    rec.latency_ms, rec.call_id,
+                )
+            for hook in self.hooks:
+                try:
+                    hook(rec)
+                except Exception:
+                    log.exception("audit hook %r failed", hook)
+
+    def emit_stop(self, stop: StopRecord) -> None:
+        """Tell the hooks and the log about a stop record (written to the store by the runner)."""
+        log_stop(stop)
+        for hook in self.hooks:
+            try:
+                hook(stop)
+            except Exception:
+                log.exception("audit hook %r failed", hook)
+
+    def close(self) -> None:
+        """Stop the thread and write what is left. Safe to call twice."""
+        self._closed = True
+        self._wake.set()
+        thread = self._thread
+        if thread is not None and thread is not threading.current_thread() and thread.is_alive():
+            thread.join(timeout=30)
+        self._thread = None  # later submits write inline
+        self.flush()
+
+
+# --- OpenTelemetry (optional) ---------------------------------------------------------------------------
+
+
+class ToolSpans:
+    """One `execute_tool {name}` span per call, with the GenAI semantic-convention attributes."""
+
+    def __init__(self, tracer: Any = None) -> None:
+        if tracer is None:
+            try:
+                from opentelemetry import trace
+            except ImportError:  # pragma: no cover - depends on the install
+                raise ImportError("OpenTelemetry spans need the extra: pip install 'toolproof[otel]'") from None
+            tracer = trace.get_tracer("toolproof")
+        self.tracer = tracer
+
+    def start(self, tool: Tool, call_id: str) -> tuple[Any, Any]:
+        """Start the span and make it current; returns (span, the token to restore the context with)."""
+        from opentelemetry import context, trace
+
+        span = self.tracer.start_span(
+            f"execute_tool {tool.name}",
+            kind=trace.SpanKind.INTERNAL,
+            attributes={
+                "gen_ai.operation.name": "execute_tool",
+                "gen_ai.tool.name": tool.name,
+                "gen_ai.tool.call.id": call_id,
+                "gen_ai.tool.type": "function",
+                "gen_ai.tool.description": tool.description[:500],
+            },
+        )
+        return span, context.attach(trace.set_span_in_context(span))
+
+    def end(self, span: Any, token: Any, envelope: Envelope | None, exc: BaseException | None = None) -> None:
+        from opentelemetry import context
+        from opentelemetry.trace import Status, StatusCode
+
+        context.detach(token)
+
+        if envelope is not None:
+            span.set_attribute("toolproof.attempts", envelope.meta.attempts)
+            if envelope.error is not None:
+                span.set_attribute("error.type", envelope.error.error_class.value)
+                span.set_attribute("toolproof.error.code", envelope.error.code)
+                span.set_attribute("toolproof.next_action", envelope.error.next_action.value)
+                span.set_status(Status(StatusCode.ERROR, envelope.error.code))
+            stop_id = envelope.meta.extra.get("stop_id")
+            if stop_id:
+                span.set_attribute("toolproof.stop_id", str(stop_id))
+            fallback_from = envelope.meta.extra.get("fallback_from")
+            if fallback_from:
+                span.set_attribute("toolproof.fallback_from", str(fallback_from))
+        elif exc is not None:
+            kind = "cancelled" if isinstance(exc, GeneratorExit) else type(exc).__qualname__
+            span.set_attribute("error.type", kind)
+            span.set_status(Status(StatusCode.ERROR, kind))
+        span.end()

@@ -1,0 +1,28 @@
+"""The catalogue of tools and what a model is shown of it: `Toolset`, its exports, per-turn selection, routing.
+
+`Toolset` needs nothing optional; `tools_for_turn`, `search_tools_tool`, `definition_of`, `Router` and `Route`
+rank tools and need the `toolproof[retrieval]` extra, so they load on first use.
+"""
+
+from __future__ import annotations
+
+from importlib import import_module
+
+from .toolset import Toolset
+
+_LAZY = {
+    "Route": "route",
+    "Router": "route",
+    "definition_of": "turn",
+    "search_tools_tool": "turn",
+    "tools_for_turn": "turn",
+}
+
+
+def __getattr__(name: str) -> object:
+    if name in _LAZY:
+        return getattr(import_module(f"{__name__}.{_LAZY[name]}"), name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+__all__ = ["Route", "Router", "Toolset", "definition_of", "search_tools_tool", "tools_for_turn"]

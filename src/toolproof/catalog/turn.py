@@ -1,0 +1,76 @@
+"""Agent integration: export only the tools a message needs, and a `search_tools` meta-tool for gateways."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from ..contract.context import CallContext
+from ..contract.tool import Tool
+from ..retrieval.index import Hit, ToolIndex
+from .toolset import ExportFormat, Toolset, anthropic_definition, mcp_definition, openai_definition
+
+_EXPORTERS = {"mcp": mcp_definition, "openai": openai_definition, "anthropic": anthropic_definition}
+
+
+def tools_for_turn(
+    toolset: Toolset, message: str, *, k: int = 5, fmt: ExportFormat = "openai", always: Sequence[str] = ()
+) -> list[dict[str, Any]]:
+    """The definitions to send with one model turn: the `k` best tools for `message` plus `always` ones.
+
+    Pass the result as `tools=` of the model call; the runner still executes any tool of the full toolset.
+    """
+    names = [h.tool.name for h in toolset.search(message, k=k)]
+    names += [n for n in always if n not in names]
+    return toolset.select(names).export(fmt)
+
+
+def definition_of(hit: Hit, fmt: ExportFormat = "mcp") -> dict[str, Any]:
+    """A hit as a definition: the exact export of its `Tool`, or a minimal one for a plain indexed definition."""
+    if hit.tool is not None:
+        return _EXPORTERS[fmt](hit.tool)
+    params = {name: {"type": "string", "description": desc} for name, desc in hit.entry.parameters}
+    schema = {"type": "object", "properties": params}
+    return {"name": hit.name, "description": hit.entry.description, "inputSchema": schema}
+
+
+def search_tools_tool(
+    index: ToolIndex | Toolset,
+    *,
+    name: str = "search_tools",
+    default_k: int = 5,
+    max_k: int = 20,
+    fmt: ExportFormat = "mcp",
+    description: str | None = None,
+) -> Tool:
+    """A read-only tool the model calls to find tools: `{"query": str, "k"?: int}` -> `{"tools": [...]}`.
+
+    A gateway in front of many upstream tools lists this one (and the few it always shows) instead of all.
+    """
+    target = index
+    text = description or (
+        "Find the tools that can do a task. Describe the task in plain words (what to do, on what); "
+        f"returns up to {max_k} matching tools, best first, with their names, descriptions and input schemas. "
+        "Call the returned tools by name."
+    )
+    schema = {
+        "type": "object",
+        "properties": {
+            "query": {"type": "string", "minLength": 1, "maxLength": 2000, "description": "The task, in plain words."},
+            "k": {"type": "integer", "minimum": 1, "maximum": max_k,
+                  "description": f"How many tools to return. Default: {default_k}."},
+        },
+        "required": ["query"],
+        "additionalProperties": False,
+    }
+
+    def handler(arguments: Mapping[str, Any], context: CallContext) -> dict[str, Any]:
+        k = int(arguments.get("k") or default_k)
+        query = str(arguments["query"])
+        if isinstance(target, Toolset):
+            hits = [(h.tool.name, _EXPORTERS[fmt](h.tool), h.score) for h in target.search(query, k=k)]
+        else:
+            hits = [(h.id, definition_of(h, fmt), h.score) for h in target.search(query, k=k)]
+        return {"tools": [{"id": i, "score": round(s, 4), "definition": d} for i, d, s in hits]}
+
+    return Tool.from_schema(name, text, schema, handler, effect="read", idempotent=True, title="Search tools")

@@ -1,0 +1,340 @@
+"""The write journal: the intent state machine over a `Store`, after Stripe and the IETF Idempotency-Key draft.
+
+Before a write is dispatched its intent is claimed with one `INSERT ... ON CONFLICT DO NOTHING`; the
+key and the operation id are both UNIQUE, so exactly one caller wins. What a repeat gets back:
+
+| found                                        | answer                                                   |
+|----------------------------------------------|----------------------------------------------------------|
+| nothing                                      | claimed: dispatch                                        |
+| same key, same arguments, `done`/`failed`    | the stored envelope, `meta.replayed = true`, no dispatch |
+| same key, `in_flight` (live lease)           | wait up to `wait_s`, then replay, else `conflict IN_FLIGHT` |
+| same key, `in_flight`, lease ended           | becomes `unknown` (its worker died): as below            |
+| same key, `unknown`                          | `outcome_unknown` with the key, no dispatch              |
+| same operation, other arguments, unresolved  | `conflict UNRESOLVED_OPERATION`, no dispatch             |
+| same operation, other arguments, `done`      | `needs_clarification ALREADY_DONE_DIFFERENT_ARGS`        |
+
+After the dispatch the outcome settles the intent (`settle`): success -> `done`; an error a tool raises
+before any effect (invalid_argument, not_found, ...) -> released (deleted); partial_execution or
+internal_error -> `failed` (replayed, as Stripe replays a 500); a timeout or transport failure -> `unknown`
+with a stop record, unless the tool is idempotent end to end (then released: a retry re-sends the key).
+"""
+
+from __future__ import annotations
+
+import os
+import socket
+import time
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, replace
+from typing import Any, Final, Literal
+
+from ..contract.context import CallContext, new_call_id
+from ..contract.envelope import Envelope, Meta
+from ..contract.errors import (
+    Conflict,
+    ErrorClass,
+    NeedsClarification,
+    NotFound,
+    OutcomeUnknown,
+    ToolError,
+    TransientUpstream,
+)
+from ..contract.tool import Tool
+from ..stores.base import FinishStatus, Store
+from ..stores.intent import Intent, IntentStatus
+from ..stores.records import StopRecord
+from .keys import KeyParts
+
+DEFAULT_RETENTION_S: Final = 24 * 3600.0
+REDACTED: Final = "[redacted]"
+
+# Errors a tool raises before it changed anything: the intent is released so a corrected call can proceed.
+PRE_EFFECT_CLASSES: Final = frozenset({
+    ErrorClass.INVALID_ARGUMENT, ErrorClass.NOT_FOUND, ErrorClass.CONFLICT, ErrorClass.PERMISSION_DENIED,
+    ErrorClass.AUTH_FAILED, ErrorClass.NEEDS_CLARIFICATION, ErrorClass.RATE_LIMITED,
+})
+# Errors after which the effect may or may not have happened.
+UNCERTAIN_CLASSES: Final = frozenset({ErrorClass.OUTCOME_UNKNOWN, ErrorClass.TRANSIENT_UPSTREAM})
+
+Settlement = Literal["done", "failed", "unknown", "release"]
+
+
+@dataclass(frozen=True, slots=True)
+class Claim:
+    """The journal's answer before dispatch: `proceed`, `replay` the stored envelope, `wait`, or `refuse`."""
+
+    kind: Literal["proceed", "replay", "wait", "refuse"]
+    intent: Intent  # ours when proceeding, else the one found
+    error: ToolError | None = None
+
+
+class Journal:
+    """Exactly-once bookkeeping for writes over one store. Safe across threads, tasks and processes."""
+
+    def __init__(
+        self,
+        store: Store,
+        *,
+        lease_s: float | None = None,
+        wait_s: float = 5.0,
+        poll_s: float = 0.01,
+        retention_s: float = DEFAULT_RETENTION_S,
+        now: Callable[[], float] = time.time,
+        owner: str | None = None,
+    ) -> None:
+        self.store = store
+        self.lease_s = lease_s
+        self.wait_s = wait_s
+        self.poll_s = poll_s
+        self.retention_s = retention_s
+        self.now = now
+        self.owner = owner or f"{socket.gethostname()}:{os.getpid()}:{os.urandom(4).hex()}"
+
+    # --- before dispatch ------------------------------------------------------------------------------------
+    def new_intent(self, tool: Tool, arguments: Mapping[str, Any], context: CallContext, parts: KeyParts) -> Intent:
+        now = self.now()
+        return Intent(
+            key=parts.key, operation_id=parts.operation_id, tool=tool.name, fingerprint=parts.fingerprint,
+            arguments=redact(arguments, tool.secret_fields), status="in_flight", created_at=now, updated_at=now,
+            owner=self.owner, lease_until=now + self.lease_for(tool), call_id=context.call_id,
+            conversation_id=context.conversation_id, principal=context.principal,
+        )
+
+    def lease_for(self, tool: Tool) -> float:
+        """How long a claim is trusted without its worker: past it, the intent is `unknown`, never re-run."""
+        if self.lease_s is not None:
+            return self.lease_s
+        return max(60.0, 2 * tool.timeout_s + 30.0) if tool.timeout_s else 300.0
+
+    def claim(self, intent: Intent) -> Claim:
+        try:
+            for _ in range(3):
+                if self.store.journal_claim(intent):
+                    return Claim("proceed", intent)
+                found = self.store.journal_get(intent.key) or self.store.journal_for_operation(intent.operation_id)
+                if found is not None and found.status == "in_flight" and found.lease_until < self.now():
+                    self.store.journal_expire(self.now(), found.key)
+                    found = self.store.journal_get(found.key)
+                if found is not None:
+                    return decide(intent, found)
+        except Exception as exc:
+            return Claim("refuse", intent, journal_unavailable(exc))
+        return Claim("wait", intent)  # the row came and went three times: someone is busy with it
+
+    async def aclaim(self, intent: Intent) -> Claim:
+        store = self.store
+        try:
+            for _ in range(3):
+                if await store.ajournal_claim(intent):
+                    return Claim("proceed", intent)
+                found = await store.ajournal_get(intent.key) or await store.ajournal_for_operation(
+                    intent.operation_id)
+                if found is not None and found.status == "in_flight" and found.lease_until < self.now():
+                    await store.ajournal_expire(self.now(), found.key)
+                    found = await store.ajournal_get(found.key)
+                if found is not None:
+                    return decide(intent, found)
+        except Exception as exc:
+            return Claim("refuse", intent, journal_unavailable(exc))
+        return Claim("wait", intent)
+
+    # --- after dispatch -------------------------------------------------------------------------------------
+    def record(self, intent: Intent, tool: Tool, envelope: Envelope) -> Envelope:
+        how, final = settle(intent, tool, envelope)
+        try:
+            if how == "release":
+                self.store.journal_release(intent.key, intent.owner)
+            else:
+                self.store.journal_finish(intent.key, intent.owner, how, stored_outcome(final), self.now())
+                if how == "unknown" and "stop_id" not in final.meta.extra:  # the orchestrator may have written one
+                    self.store.add_stop(self._stop(intent, final))
+        except Exception:  # the lease will expire and the intent become unknown: never lost, never re-run
+            return _with_extra(final, journal="unrecorded")
+        return final
+
+    async def arecord(self, intent: Intent, tool: Tool, envelope: Envelope) -> Envelope:
+        how, final = settle(intent, tool, envelope)
+        try:
+            if how == "release":
+                await self.store.ajournal_release(intent.key, intent.owner)
+            else:
+                await self.store.ajournal_finish(intent.key, intent.owner, how, stored_outcome(final), self.now())
+                if how == "unknown" and "stop_id" not in final.meta.extra:
+                    self.store.add_stop(self._stop(intent, final))
+        except Exception:
+            return _with_extra(final, journal="unrecorded")
+        return final
+
+    def _stop(self, intent: Intent, envelope: Envelope) -> StopRecord:
+        error = envelope.error
+        assert error is not None
+        return StopRecord(
+            id=new_call_id(), at=self.now(), tool=intent.tool, call_id=intent.call_id or envelope.meta.call_id,
+            arguments=intent.arguments, error_class=str(error.error_class), code=error.code, message=error.message,
+            attempts=envelope.meta.attempts, effect_status="unknown", reason="outcome_unknown",
+            conversation_id=intent.conversation_id, idempotency_key=intent.key,
+        )
+
+    # --- reconciliation and retention ---------------------------------------------------------------------
+    def reconcile(
+        self, key: str, outcome: Literal["done", "not_done"], *, result: Any = None, note: str | None = None
+    ) -> Intent:
+        """Settle an intent a person checked: `done` (repeats get `result` replayed) or `not_done` (released,
+        so the call may be made again). Linked stop records are resolved too."""
+        if outcome not in ("done", "not_done"):
+            raise ValueError(f"outcome must be 'done' or 'not_done', got {outcome!r}")
+        done = outcome == "done"
+        resolution = note or ("reconciled: done" if done else "reconciled: not done")
+        stored = {"ok": True, "result": result, "attempts": 0} if done else None
+        settled = self.store.journal_resolve(key, done=done, outcome=stored, resolution=resolution, now=self.now())
+        if settled is None:
+            raise NotFound(f"No journal entry has the key {key!r}.", code="KEY_NOT_FOUND", field="key",
+                           received=key, hint="List the open entries with `toolproof journal list`.")
+        self.store.resolve_stops_for_key(key, resolution=resolution, effect_status="done" if done else "not_done")
+        return settled
+
+    def expire(self) -> int:
+        """Mark every intent whose worker's lease ended as `unknown`."""
+        return self.store.journal_expire(self.now())
+
+    def list(self, status: IntentStatus | None = None, limit: int = 100) -> list[Intent]:
+        self.expire()
+        return self.store.journal_list(status=status, limit=limit)
+
+    def show(self, key: str) -> Intent | None:
+        return self.store.journal_get(key)
+
+    def prune(self, older_than_s: float | None = None) -> int:
+        """Forget finished intents older than `older_than_s` (default: the retention, 24 h). Never below
+        the retention unless asked explicitly; unknown and in-flight intents are never pruned."""
+        age = self.retention_s if older_than_s is None else older_than_s
+        if age < 0:
+            raise ValueError("older_than_s must be >= 0")
+        return self.store.journal_prune(self.now() - age)
+
+    def replay(self, found: Intent, tool: Tool, call_id: str) -> Envelope:
+        return replay_envelope(found, tool, call_id)
+
+
+_UNITS: Final = {"s": 1.0, "m": 60.0, "h": 3600.0, "d": 86400.0, "w": 604800.0}
+
+
+def parse_duration(text: str) -> float:
+    """Seconds from `90`, `90s`, `30m`, `24h`, `7d`, `2w` (for `journal prune --older-than`)."""
+    raw = text.strip().lower()
+    unit = raw[-1:] if raw[-1:] in _UNITS else "s"
+    number = raw[:-1] if raw[-1:] in _UNITS else raw
+    try:
+        value = float(number)
+    except ValueError:
+        raise ValueError(f"not a duration: {text!r} (use e.g. 90s, 30m, 24h, 7d)") from None
+    if not value >= 0 or value == float("inf"):
+        raise ValueError(f"a duration must be a finite number >= 0, got {text!r}")
+    return value * _UNITS[unit]
+
+
+# --- pure decisions --------------------------------------------------------------------------------------------
+
+
+def decide(mine: Intent, found: Intent) -> Claim:
+    """What a call whose claim lost gets, given the intent that holds its key or its operation."""
+    if found.key == mine.key and found.fingerprint == mine.fingerprint:
+        if found.status == "in_flight":
+            return Claim("wait", found)
+        if found.status in ("done", "failed"):
+            return Claim("replay", found)
+        return Claim("refuse", found, outcome_unknown(found.key))
+    if found.status == "done":
+        return Claim("refuse", found, NeedsClarification(
+            f"This {found.tool} was already done with different arguments.",
+            code="ALREADY_DONE_DIFFERENT_ARGS",
+            hint="Ask the person: is this a second, separate action, or a change to the first one? Do not call "
+                 "again until they answer.",
+            state={"idempotency_key": found.key, "status": found.status},
+            idempotency_key=found.key,
+        ))
+    return Claim("refuse", found, Conflict(
+        f"An earlier {found.tool} for the same operation is still unresolved ({found.status}).",
+        code="UNRESOLVED_OPERATION",
+        hint="Nothing was done. Do not change the arguments and retry; a person reconciles the earlier attempt "
+             "first.",
+        state={"idempotency_key": found.key, "status": found.status},
+        idempotency_key=found.key,
+    ))
+
+
+def in_flight_conflict(found: Intent) -> Conflict:
+    return Conflict(
+        f"The same {found.tool} is still running in another worker.",
+        code="IN_FLIGHT",
+        hint="Nothing new was done. Re-read the state (e.g. the order status) before deciding anything.",
+        state={"idempotency_key": found.key, "status": found.status},
+        idempotency_key=found.key,
+    )
+
+
+def outcome_unknown(key: str) -> OutcomeUnknown:
+    return OutcomeUnknown(
+        "An earlier attempt of this write may or may not have been applied; it was not sent again.",
+        code="OUTCOME_UNKNOWN",
+        hint="Do not call again. A person checks and reconciles the idempotency key.",
+        idempotency_key=key,
+    )
+
+
+def journal_unavailable(exc: BaseException) -> TransientUpstream:
+    return TransientUpstream(
+        "The write journal could not be reached, so the write was not sent.",
+        code="JOURNAL_UNAVAILABLE",
+        hint="Nothing was done. Do not change the arguments; the orchestrator retries.",
+    )
+
+
+def settle(intent: Intent, tool: Tool, envelope: Envelope) -> tuple[Settlement, Envelope]:
+    """How a dispatched write's envelope settles its intent, and the envelope the caller gets."""
+    meta = replace(envelope.meta, idempotency_key=intent.key)
+    if envelope.ok or envelope.error is None:
+        return "done", replace(envelope, meta=meta)
+    error = envelope.error
+    cls = error.error_class
+    if cls in PRE_EFFECT_CLASSES or error.effect_done is False:  # nothing happened: a later call may proceed
+        return "release", replace(envelope, meta=meta)
+    if cls in UNCERTAIN_CLASSES:
+        if tool.idempotent:
+            return "release", replace(envelope, meta=meta, error=replace(error, idempotency_key=intent.key))
+        if cls is not ErrorClass.OUTCOME_UNKNOWN:
+            unknown = OutcomeUnknown(
+                f"The write failed after it was sent ({error.code}); it may or may not have been applied.",
+                code=error.code,
+                hint="Do not call again. A person checks and reconciles the idempotency key.",
+                idempotency_key=intent.key,
+            )
+            return "unknown", Envelope.failure(unknown, meta)
+        return "unknown", replace(envelope, meta=meta, error=replace(error, idempotency_key=intent.key))
+    return "failed", replace(envelope, meta=meta, error=replace(error, idempotency_key=intent.key))
+
+
+def stored_outcome(envelope: Envelope) -> dict[str, Any]:
+    data = envelope.to_dict()
+    data.pop("meta")
+    data["attempts"] = envelope.meta.attempts
+    return data
+
+
+def replay_envelope(found: Intent, tool: Tool, call_id: str) -> Envelope:
+    """The stored envelope of a finished intent, under this call's id, marked as replayed."""
+    stored = dict(found.outcome or {"ok": True, "result": None})
+    stored.pop("attempts", None)
+    meta = Meta(tool.name, call_id, tool.schema_version, 0, idempotency_key=found.key, replayed=True)
+    return Envelope.from_dict({**stored, "meta": meta.to_dict()})
+
+
+def redact(arguments: Mapping[str, Any], secret_fields: frozenset[str]) -> dict[str, Any]:
+    return {k: (REDACTED if k in secret_fields else v) for k, v in arguments.items()}
+
+
+def _with_extra(envelope: Envelope, **extra: Any) -> Envelope:
+    return replace(envelope, meta=replace(envelope.meta, extra={**envelope.meta.extra, **extra}))
+
+
+__all__ = ["Claim", "FinishStatus", "Journal", "decide", "settle"]

@@ -1,0 +1,411 @@
+"""The audit trail and stop records: redaction, the background writer, hooks, logging, spans and the CLI."""
+
+from __future__ import annotations
+
+import json
+import logging
+import threading
+from collections.abc import Sequence
+from typing import Annotated, Any
+
+import pytest
+from typer.testing import CliRunner
+
+import toolproof
+from toolproof import CallContext, Runner, Tool, Toolset
+from toolproof.audit.trail import REDACTED, AuditWriter, is_secret_key, redact, redact_raw
+from toolproof.contract.errors import AuthFailed, TransientUpstream
+from toolproof.orchestration.policy import RetryPolicy
+from toolproof.stores import MemoryStore
+from toolproof.stores.records import AuditRecord, StopRecord
+
+SECRET = "sk-live-4242-very-secret"
+
+
+def build_tools() -> Toolset:
+    @toolproof.tool(effect="read")
+    def get_account(user: str, api_token: Annotated[str, toolproof.Secret], limit: int = 5) -> dict[str, Any]:
+        """Get one account's balance from the bank.
+
+        Use it when asked for a balance. Do not use it for payments. Returns the balance.
+
+        Args:
+            user: The user name.
+            api_token: The bank token.
+            limit: How many lines.
+        """
+        if user == "locked":
+            raise AuthFailed("The bank refused the token.")
+        return {"user": user, "balance": 10}
+
+    def forward(args: dict[str, Any], ctx: CallContext) -> Any:
+        raise TransientUpstream("503")
+
+    open_schema = {"type": "object", "properties": {"url": {"type": "string"}, "headers": {"type": "object"}}}
+    proxy = Tool.from_schema("call_api", "Call an API.", open_schema, forward, effect="read")
+    return Toolset([get_account, proxy])
+
+
+def everything(store: MemoryStore) -> str:
+    return json.dumps([*store.list_audit(limit=10**6), *store.list_stops(limit=10**6)], default=repr)
+
+
+@pytest.mark.parametrize(
+    ("name", "secret"),
+    [("api_key", True), ("apiKey", True), ("X-Auth-Token", True), ("access_token", True), ("client_secret", True),
+     ("password", True), ("Authorization", True), ("pin", True), ("author", False), ("max_tokens", False),
+     ("session_id", False), ("shipping", False), ("crop", False), ("tokenizer", False)],
+)
+def test_secret_looking_names(name: str, secret: bool) -> None:
+    assert is_secret_key(name) is secret
+
+
+def test_redact_walks_nested_values_and_keeps_the_rest() -> None:
+    value = {"user": "a", "api_token": "x", "nested": [{"password": "p", "n": 1}], "headers": {"Cookie": "c"}}
+    out = redact(value, frozenset({"user"}))
+    assert out == {"user": REDACTED, "api_token": REDACTED, "nested": [{"password": REDACTED, "n": 1}],
+                   "headers": {"Cookie": REDACTED}}
+    assert value["api_token"] == "x"  # a copy, not an edit
+
+
+def test_redact_raw_text() -> None:
+    assert redact_raw('{"password": "p"}', frozenset()) == {"password": REDACTED}
+    assert redact_raw("password=p", frozenset({"password"})) == "[UNPARSEABLE ARGUMENTS REDACTED]"
+    assert redact_raw("x" * 5000, frozenset()).endswith("…")
+
+
+def test_deep_values_do_not_crash() -> None:
+    deep: Any = {}
+    node = deep
+    for _ in range(500):
+        node["a"] = {}
+        node = node["a"]
+    assert "[TOO DEEP]" in json.dumps(redact(deep))
+
+
+def test_a_secret_never_reaches_a_record_a_stop_or_a_log(caplog: pytest.LogCaptureFixture) -> None:
+    caplog.set_level(logging.DEBUG, logger="toolproof")
+    r = Runner(build_tools(), retry=RetryPolicy(base_delay_s=0.0))
+    ctx = CallContext(conversation_id="c1", run_id="r1", principal="p")
+    assert r.call_sync("get_account", {"user": "ann", "api_token": SECRET}, context=ctx).ok
+    r.call_sync("get_account", {"user": "locked", "api_token": SECRET}, context=ctx)  # stop record
+    r.call_sync("get_account", {"user": 5, "api_token": SECRET}, context=ctx)  # validation failure
+    r.call_sync("get_account", json.dumps({"user": 5, "api_token": SECRET, "x": 1}), context=ctx)  # raw text
+    r.call_sync("call_api", {"url": "u", "headers": {"Authorization": SECRET}}, context=ctx)  # open schema
+    r.close()
+    store = r.store
+    assert isinstance(store, MemoryStore)
+    dump = everything(store)
+    assert SECRET not in dump
+    assert SECRET not in caplog.text
+    assert REDACTED in dump
+    records = store.list_audit(limit=100)
+    assert {rec.tool for rec in records} == {"get_account", "call_api"}
+    first = records[-1]
+    assert first.arguments == {"user": "ann", "api_token": REDACTED}
+    assert (first.run_id, first.conversation_id, first.principal, first.validation) == ("r1", "c1", "p", "ok")
+    assert first.schema_version == r.toolset.get("get_account").schema_version
+    assert first.latency_ms >= 0
+
+
+def test_every_attempt_is_recorded_with_class_code_and_outcome() -> None:
+    r = Runner(build_tools(), retry=RetryPolicy(base_delay_s=0.0), breakers=None)
+    env = r.call_sync("call_api", {"url": "u"})
+    assert env.meta.attempts == 3
+    r.flush()
+    records = list(reversed(r.store.list_audit(tool="call_api")))
+    assert [(x.attempt, x.outcome, x.error_class, x.code) for x in records] == [
+        (n, "error", "transient_upstream", "TRANSIENT_UPSTREAM") for n in (1, 2, 3)
+    ]
+    assert len({x.call_id for x in records}) == 1
+
+
+def test_validation_failures_feed_the_field_table() -> None:
+    r = Runner(build_tools())
+    for bad in ({"user": 1, "api_token": "t"}, {"user": 2, "api_token": "t"}, {"user": "u", "api_token": "t",
+                                                                                "limit": "x"}):
+        r.call_sync("get_account", bad)
+    r.flush()
+    version = r.toolset.get("get_account").schema_version
+    assert r.store.field_failures() == [("get_account", "user", version, 2), ("get_account", "limit", version, 1)]
+    invalid = [x for x in r.store.list_audit() if x.validation == "failed"]
+    assert len(invalid) == 3 and all(x.attempt == 0 and x.outcome == "invalid" for x in invalid)
+
+
+def test_nothing_is_lost_on_a_clean_shutdown_under_threads() -> None:
+    r = Runner(build_tools())
+    barrier = threading.Barrier(6)
+
+    def worker(i: int) -> None:
+        barrier.wait()
+        for n in range(400):
+            r.call_sync("get_account", {"user": f"u{i}-{n}", "api_token": "t"})
+
+    threads = [threading.Thread(target=worker, args=(i,)) for i in range(6)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    r.close()
+    records = r.store.list_audit(limit=10**6)
+    assert len(records) == 2400
+    assert len({x.arguments["user"] for x in records}) == 2400
+
+
+class FlakyStore(MemoryStore):
+    """A real in-memory store whose first audit write fails, as a database in a failover would."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.failures = 1
+
+    def append_audit(self, records: Sequence[AuditRecord]) -> None:
+        if self.failures:
+            self.failures -= 1
+            raise OSError("database is failing over")
+        super().append_audit(records)
+
+
+def test_a_failed_batch_is_written_with_the_next_one() -> None:
+    store = FlakyStore()
+    r = Runner(build_tools(), store=store)
+    r.call_sync("get_account", {"user": "a", "api_token": "t"})
+    r.flush()
+    assert store.list_audit() == []
+    r.call_sync("get_account", {"user": "b", "api_token": "t"})
+    r.close()
+    assert [x.arguments["user"] for x in reversed(store.list_audit())] == ["a", "b"]
+
+
+def test_hooks_see_records_and_stops() -> None:
+    seen: list[AuditRecord | StopRecord] = []
+    r = Runner(build_tools(), hooks=[seen.append], audit=False)
+    r.call_sync("get_account", {"user": "locked", "api_token": "t"})
+    r.close()
+    assert any(isinstance(x, StopRecord) and x.reason == "non_retryable" for x in seen)
+    assert any(isinstance(x, AuditRecord) and x.code == "AUTH_FAILED" for x in seen)
+    assert r.store.list_audit() == []  # audit=False: hooks only
+    assert len(r.store.list_stops()) == 1  # stops are always kept
+
+
+def test_a_broken_hook_does_not_break_calls(caplog: pytest.LogCaptureFixture) -> None:
+    def broken(record: Any) -> None:
+        raise RuntimeError("hook bug")
+
+    r = Runner(build_tools(), hooks=[broken])
+    assert r.call_sync("get_account", {"user": "a", "api_token": "t"}).ok
+    r.close()
+    assert "hook" in caplog.text
+    assert len(r.store.list_audit()) == 1
+
+
+def test_stops_are_logged(caplog: pytest.LogCaptureFixture) -> None:
+    caplog.set_level(logging.WARNING, logger="toolproof.stops")
+    r = Runner(build_tools())
+    env = r.call_sync("get_account", {"user": "locked", "api_token": SECRET})
+    assert env.meta.extra["stop_id"] in caplog.text
+    assert SECRET not in caplog.text
+
+
+def test_the_fast_record_constructor_builds_the_same_frozen_record() -> None:
+    import dataclasses
+
+    from toolproof.audit.trail import build_audit
+
+    tool = build_tools().get("get_account")
+    ctx = CallContext(conversation_id="c", run_id="r", principal="p", call_id="id", idempotency_key="k")
+    error = AuthFailed("no", field="user")
+    fast = build_audit((12.5, tool, ctx, {"user": "u"}, "failed", 0, 0.25, "invalid", error))
+    normal = AuditRecord(
+        at=12.5, call_id="id", tool="get_account", schema_version=tool.schema_version, arguments={"user": "u"},
+        validation="failed", attempt=0, latency_ms=250.0, outcome="invalid", run_id="r", conversation_id="c",
+        principal="p", failing_fields=("user",), error_class="auth_failed", code="AUTH_FAILED", idempotency_key="k",
+    )
+    assert fast == normal
+    assert dataclasses.asdict(fast) == dataclasses.asdict(normal)
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        fast.tool = "x"  # type: ignore[misc]
+
+
+def test_the_fast_constructor_follows_added_fields_and_defaults() -> None:
+    import dataclasses
+
+    from toolproof.audit.trail import _fast_constructor
+
+    @dataclasses.dataclass(frozen=True, slots=True)
+    class Grown:
+        a: int
+        b: str = "b"
+        c: dict[str, int] = dataclasses.field(default_factory=dict)
+
+    make = _fast_constructor(Grown)
+    assert make(1) == Grown(1)
+    assert make(1, "x", {"k": 2}) == Grown(1, "x", {"k": 2})
+    assert make(1).c is not make(1).c
+
+
+def test_writer_is_lazy_and_close_is_idempotent() -> None:
+    writer = AuditWriter(MemoryStore())
+    assert writer._thread is None
+    writer.close()
+    writer.close()
+
+
+def test_calls_after_close_are_still_recorded() -> None:
+    store = MemoryStore()
+    r = Runner(build_tools(), store=store)
+    r.call_sync("get_account", {"user": "a", "api_token": "t"})
+    r.close()
+    r.call_sync("get_account", {"user": "b", "api_token": "t"})
+    assert [x.arguments["user"] for x in reversed(store.list_audit())] == ["a", "b"]
+
+
+def test_opentelemetry_spans_follow_the_genai_conventions() -> None:
+    from opentelemetry.sdk.trace import TracerProvider
+    from opentelemetry.sdk.trace.export import SimpleSpanProcessor
+    from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
+
+    exporter = InMemorySpanExporter()
+    provider = TracerProvider()
+    provider.add_span_processor(SimpleSpanProcessor(exporter))
+    r = Runner(build_tools(), otel=provider.get_tracer("test"))
+    ok = r.call_sync("get_account", {"user": "a", "api_token": SECRET})
+    bad = r.call_sync("get_account", {"user": "locked", "api_token": SECRET})
+    spans = exporter.get_finished_spans()
+    assert [s.name for s in spans] == ["execute_tool get_account", "execute_tool get_account"]
+    first, second = (dict(s.attributes or {}) for s in spans)
+    assert first["gen_ai.operation.name"] == "execute_tool"
+    assert first["gen_ai.tool.name"] == "get_account"
+    assert first["gen_ai.tool.call.id"] == ok.meta.call_id
+    assert "error.type" not in first
+    assert second["error.type"] == "auth_failed"
+    assert second["toolproof.stop_id"] == bad.meta.extra["stop_id"]
+    assert spans[1].status.status_code.name == "ERROR"
+    assert SECRET not in json.dumps([dict(s.attributes or {}) for s in spans])
+
+
+def test_handler_spans_nest_under_the_tool_span_and_cancellation_ends_it() -> None:
+    import asyncio
+
+    from opentelemetry.sdk.trace import TracerProvider
+    from opentelemetry.sdk.trace.export import SimpleSpanProcessor
+    from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
+
+    exporter = InMemorySpanExporter()
+    provider = TracerProvider()
+    provider.add_span_processor(SimpleSpanProcessor(exporter))
+    tracer = provider.get_tracer("test")
+
+    def inner(args: dict[str, Any], ctx: CallContext) -> Any:
+        with tracer.start_as_current_span("http GET"):
+            return {"ok": True}
+
+    async def hang(args: dict[str, Any], ctx: CallContext) -> Any:
+        await asyncio.sleep(10)
+
+    schema = {"type": "object", "properties": {}}
+    tools = Toolset([Tool.from_schema("get_a", "A.", schema, inner, effect="read"),
+                     Tool.from_schema("get_b", "B.", schema, hang, effect="read")])
+    r = Runner(tools, otel=tracer)
+    r.call_sync("get_a", {})
+    child, parent = exporter.get_finished_spans()
+    assert child.parent is not None and child.parent.span_id == parent.context.span_id
+
+    async def cancel() -> None:
+        task = asyncio.ensure_future(r.call("get_b", {}))
+        await asyncio.sleep(0.05)
+        task.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await task
+
+    asyncio.run(cancel())
+    last = exporter.get_finished_spans()[-1]
+    assert last.name == "execute_tool get_b"
+    assert dict(last.attributes or {})["error.type"] == "cancelled"
+
+
+async def test_spans_on_the_async_path() -> None:
+    from opentelemetry.sdk.trace import TracerProvider
+    from opentelemetry.sdk.trace.export import SimpleSpanProcessor
+    from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
+
+    exporter = InMemorySpanExporter()
+    provider = TracerProvider()
+    provider.add_span_processor(SimpleSpanProcessor(exporter))
+    r = Runner(build_tools(), otel=provider.get_tracer("test"))
+    await r.call("get_account", {"user": "a", "api_token": "t"})
+    assert [s.name for s in exporter.get_finished_spans()] == ["execute_tool get_account"]
+
+
+# --- the CLI --------------------------------------------------------------------------------------------------
+
+
+@pytest.fixture
+def filled(monkeypatch: pytest.MonkeyPatch) -> MemoryStore:
+    """A real store filled by real calls; the CLI is pointed at it (a file store lands with the SQLite backend)."""
+    store = MemoryStore()
+    r = Runner(build_tools(), store=store)
+    r.call_sync("get_account", {"user": "a", "api_token": SECRET})
+    r.call_sync("get_account", {"user": "locked", "api_token": SECRET})
+    r.call_sync("get_account", {"user": 3, "api_token": SECRET})
+    r.flush()
+    import toolproof.cli.stops as stops_cli
+    from toolproof.cli import _common
+
+    monkeypatch.setattr(stops_cli, "open_store", lambda url: store)
+    monkeypatch.setattr(_common.console, "width", 250)  # tables unwrapped, as on a wide terminal
+    return store
+
+
+def cli(*args: str) -> Any:
+    from toolproof.cli import app
+
+    return CliRunner().invoke(app, list(args))
+
+
+def test_cli_stops_list_show_resolve(filled: MemoryStore) -> None:
+    (stop,) = filled.list_stops()
+    listed = cli("stops", "list", "--json")
+    assert listed.exit_code == 0, listed.output
+    assert json.loads(listed.output.splitlines()[0])["id"] == stop.id
+    table = cli("stops", "list")
+    assert stop.id in table.output and "non_retryable" in table.output
+    shown = cli("stops", "show", stop.id)
+    assert json.loads(shown.output)["code"] == "AUTH_FAILED"
+    resolved = cli("stops", "resolve", stop.id, "--note", "token rotated", "--effect", "not_done")
+    assert resolved.exit_code == 0, resolved.output
+    assert json.loads(resolved.output)["resolution"] == "token rotated"
+    assert "no open stop records" in cli("stops", "list").output
+    assert stop.id in cli("stops", "list", "--status", "resolved").output
+
+
+def test_cli_stops_errors(filled: MemoryStore) -> None:
+    missing = cli("stops", "show", "stop_nope")
+    assert missing.exit_code == 1
+    assert cli("stops", "list", "--status", "maybe").exit_code == 2
+    assert cli("stops", "resolve", "stop_nope", "--note", "x").exit_code == 1
+    assert cli("stops", "resolve", "stop_nope", "--note", "x", "--effect", "perhaps").exit_code == 2
+
+
+def test_cli_unknown_store_url_is_a_clear_error() -> None:
+    result = cli("stops", "list", "--store", "mongodb://nowhere")
+    assert result.exit_code == 2
+    assert "unsupported store URL" in result.output
+
+
+def test_cli_audit_tail_export_fields(filled: MemoryStore, tmp_path: Any) -> None:
+    tail = cli("audit", "tail", "--json")
+    lines = [json.loads(line) for line in tail.output.splitlines()]
+    assert [x["validation"] for x in lines] == ["ok", "ok", "failed"]
+    assert SECRET not in tail.output
+    assert "get_account" in cli("audit", "tail").output
+    out = tmp_path / "audit.jsonl"
+    assert cli("audit", "export", "--format", "jsonl", "--output", str(out)).exit_code == 0
+    assert len(out.read_text().splitlines()) == 3
+    csv_out = cli("audit", "export", "--format", "csv")
+    assert csv_out.output.splitlines()[0].startswith("at,call_id,tool")
+    assert cli("audit", "export", "--format", "xml").exit_code == 2
+    fields = json.loads(cli("audit", "fields", "--json").output)
+    assert fields == [{"tool": "get_account", "field": "user",
+                       "schema_version": build_tools().get("get_account").schema_version, "count": 1}]
+    assert "user" in cli("audit", "fields").output

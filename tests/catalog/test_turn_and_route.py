@@ -1,0 +1,76 @@
+"""`Toolset.search`, per-turn exports and the `search_tools` meta-tool on the wholesaler's real tools."""
+
+from __future__ import annotations
+
+import toolproof
+from toolproof.catalog import Router, search_tools_tool, tools_for_turn
+from toolproof.retrieval.index import ToolIndex
+
+
+def test_search_ranks_the_wholesaler_tools(wholesaler: toolproof.Toolset) -> None:
+    hits = wholesaler.search("how many bags of groundnut do you have in stock?", k=3)
+    assert hits[0].tool.name == "check_stock"
+    assert all(isinstance(h.tool, toolproof.Tool) for h in hits)
+    assert [h.rank for h in hits] == [1, 2, 3] and hits[0].score > 0
+    assert wholesaler.search("cancel my order", k=1)[0].tool.name == "cancel_order"
+    assert wholesaler.search("price history of onion over the last week", k=1)[0].tool.name == "get_price_history"
+
+
+def test_the_index_is_built_once_per_toolset(wholesaler: toolproof.Toolset) -> None:
+    first = wholesaler.search_index()
+    wholesaler.search("stock", k=2)
+    assert wholesaler.search_index() is first
+    other = wholesaler.select(wholesaler.names)
+    assert other.search_index() is not first  # no state shared between toolsets
+
+
+def test_tools_for_turn_exports_only_the_picked_tools(wholesaler: toolproof.Toolset) -> None:
+    openai = tools_for_turn(wholesaler, "please cancel order 42", k=2, fmt="openai")
+    assert openai[0]["function"]["name"] == "cancel_order" and len(openai) == 2
+    assert openai[0] == wholesaler.select(["cancel_order"]).to_openai()[0]
+    mcp = tools_for_turn(wholesaler, "please cancel order 42", k=1, fmt="mcp", always=["get_order_status"])
+    assert [d["name"] for d in mcp] == ["cancel_order", "get_order_status"]
+    anthropic = tools_for_turn(wholesaler, "today's price of jeera", k=1, fmt="anthropic")
+    assert set(anthropic[0]) == {"name", "description", "input_schema"}
+
+
+def test_search_tools_meta_tool_runs_through_the_runner(
+    wholesaler: toolproof.Toolset, buyer: toolproof.CallContext
+) -> None:
+    meta = search_tools_tool(wholesaler, default_k=2)
+    assert meta.name == "search_tools" and meta.effect == "read"
+    runner = toolproof.Runner(toolproof.Toolset([meta]))
+    env = runner.call_sync("search_tools", {"query": "is my order shipped yet?"}, context=buyer)
+    assert env.ok, env
+    tools = env.result["tools"]
+    assert len(tools) == 2 and tools[0]["id"] == "get_order_status"
+    assert tools[0]["definition"]["inputSchema"] == wholesaler.get("get_order_status").input_schema
+    bad = runner.call_sync("search_tools", {"query": "", "k": 500}, context=buyer)
+    assert not bad.ok and bad.error is not None and bad.error.error_class.value == "invalid_argument"
+
+
+def test_search_tools_over_plain_definitions(buyer: toolproof.CallContext) -> None:
+    index = ToolIndex.from_definitions(
+        [{"name": "create_issue", "description": "Open a GitHub issue",
+          "inputSchema": {"type": "object", "properties": {"title": {"type": "string", "description": "Title"}}}},
+         {"name": "list_commits", "description": "Commits of a branch", "inputSchema": {"type": "object"}}],
+        group="github")
+    runner = toolproof.Runner(toolproof.Toolset([search_tools_tool(index, name="find_tools")]))
+    env = runner.call_sync("find_tools", {"query": "open an issue about the crash", "k": 1}, context=buyer)
+    assert env.ok
+    assert env.result["tools"][0]["id"] == "github::create_issue"
+    assert env.result["tools"][0]["definition"]["inputSchema"]["properties"]["title"]["description"] == "Title"
+
+
+def test_router_picks_groups_by_search_and_keywords(wholesaler: toolproof.Toolset) -> None:
+    groups = {t.group for t in wholesaler}
+    assert None not in groups and len(groups) >= 2
+    router = Router(wholesaler)
+    order_group = wholesaler.get("cancel_order").group
+    assert router.route("cancel my order please")[0].group == order_group
+    narrowed = router.toolset_for("cancel my order please")
+    assert "cancel_order" in narrowed and all(t.group == order_group for t in narrowed)
+    stock_group = wholesaler.get("check_stock").group
+    keyed = Router(wholesaler, keywords={stock_group: ["warehouse"]})
+    assert keyed.route("what's in the warehouse?")[0].via == "keyword"
+    assert Router(wholesaler).toolset_for("zzzz qqqq") .names == []
