@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 
 import toolproof
-from tests._corpora import corpus
+from tests._data import corpus
 from toolproof.classify import classify_exception, classify_http, parse_retry_after
 
 VECTORS = json.loads(corpus("reliability_specs", "urllib3_retry_vectors.json").read_text())

@@ -11,7 +11,7 @@ from typing import Any
 import jsonschema_rs
 import pytest
 
-from tests._corpora import REPO_ROOT
+from tests._data import REPO_ROOT
 
 
 def toolproof_cli(*args: str, check: bool = True) -> subprocess.CompletedProcess[str]:

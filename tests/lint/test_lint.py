@@ -13,6 +13,7 @@ from hypothesis import strategies as st
 
 from examples.wholesaler import toolset as new_toolset
 from examples.wholesaler.old_tools import old_toolset
+from tests._data import REPO_ROOT, corpus
 from toolproof.errors import DefinitionError
 from toolproof.lint import (
     LintConfig,
@@ -24,8 +25,6 @@ from toolproof.lint import (
     load_mcp_url,
 )
 from toolproof.lint.report import to_sarif
-
-from .conftest import REPO_ROOT
 
 ENV = {"PYTHONPATH": f"{REPO_ROOT / 'src'}:{REPO_ROOT}"}
 
@@ -131,9 +130,8 @@ def test_cli_exit_codes_and_json(tmp_path: Path) -> None:
 
 
 def test_cli_sarif_on_a_corpus_file() -> None:
-    from .conftest import CORPORA
 
-    res = _cli(str(CORPORA / "mcp_tools" / "mcp_reference_servers_tools.jsonl"), "--format", "sarif")
+    res = _cli(str(corpus("mcp_tools", "mcp_reference_servers_tools.jsonl")), "--format", "sarif")
     assert json.loads(res.stdout)["runs"][0]["results"]
 
 
