@@ -16,9 +16,9 @@ from typing import Any
 import pytest
 
 import toolproof
-from examples.wholesaler import Shop, build_toolset
 from tests._data import corpus
 from toolproof.envelope import to_problem
+from toolproof.examples.wholesaler import Shop, build_toolset
 from toolproof.journal import DEFAULT_RETENTION_S, Journal
 
 SPECS = corpus("reliability_specs")

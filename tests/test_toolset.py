@@ -9,9 +9,9 @@ import jsonschema_rs
 import pytest
 
 import toolproof
-from examples.wholesaler import Shop, build_toolset
-from examples.wholesaler.old_tools import build_old_toolset
 from tests._schemas import object_schemas
+from toolproof.examples.wholesaler import Shop, build_toolset
+from toolproof.examples.wholesaler.old_tools import build_old_toolset
 from toolproof.toolset import EXPORT_FORMATS
 
 NAME = re.compile(r"^[a-zA-Z0-9_-]{1,64}$")

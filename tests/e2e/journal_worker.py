@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Any
 
 import toolproof
-from examples.wholesaler import Shop, build_toolset
+from toolproof.examples.wholesaler import Shop, build_toolset
 from toolproof.journal import Journal
 
 TODAY = date(2026, 10, 19)
