@@ -20,7 +20,7 @@ demo: $(STAMP)
 	$(BIN)/toolproof demo
 
 lint: $(STAMP)
-	$(BIN)/ruff check src tests benchmarks examples scripts
+	$(BIN)/ruff check src tests benchmarks scripts
 	$(BIN)/mypy --strict src
 	$(BIN)/lint-imports
 

@@ -11,23 +11,20 @@ from __future__ import annotations
 import json
 import re
 import time
-from pathlib import Path
 from typing import Any
 
+from tests._data import CORPORA
 from toolproof.lint import LintConfig, ToolDef, from_definitions, lint_tooldefs, load_file
 from toolproof.lint.rules.toolset import _candidates, _profiles, check_lookalike, similarity
 
-REPO_ROOT = Path(__file__).resolve().parents[1]
-_CORPORA = [REPO_ROOT.parent / "shared" / "corpora", REPO_ROOT.parent.parent / "shared" / "corpora"]
 Row = dict[str, Any]
 
 
 def _seed_definitions() -> list[dict[str, Any]]:
     """Real MCP and BFCL definitions as MCP `tools/list` items (a synthetic set when the corpora are absent)."""
-    corpora = next((p for p in _CORPORA if p.is_dir()), None)
     out: list[dict[str, Any]] = []
-    if corpora is not None:
-        files = sorted((corpora / "mcp_tools").glob("*.jsonl")) + sorted((corpora / "bfcl" / "v4").glob("*.json"))
+    if CORPORA.is_dir():
+        files = sorted((CORPORA / "mcp_tools").glob("*.jsonl")) + sorted((CORPORA / "bfcl" / "v4").glob("*.json"))
         for path in files:
             try:
                 tools = load_file(path)

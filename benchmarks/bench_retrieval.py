@@ -1,7 +1,7 @@
 """Tool search latency over 10,000 tools: `ToolIndex` (BM25 via bm25s) against a brute-force BM25 scan of
 every tool in pure Python, same tokens, same queries, same run. Target: p50 under 5 ms with BM25.
 
-Tools: LiveMCPBench's 527 hidden among distractors from the shared MCP captures, BFCL and the other retrieval
+Tools: LiveMCPBench's 527 hidden among distractors from the MCP captures, BFCL and the other retrieval
 corpora; queries: LiveMCPBench's 95 tasks.
 
     PYTHONPATH=src:. python benchmarks/bench_retrieval.py [--quick]
@@ -14,18 +14,13 @@ import statistics
 import sys
 import time
 from collections import Counter
-from pathlib import Path
 from typing import Any
 
+from tests._data import CORPORA
 from toolproof.retrieval.corpora import build_pool, load_distractors, load_entries, load_queries
 from toolproof.retrieval.entries import ToolEntry
 from toolproof.retrieval.index import ToolIndex
 from toolproof.retrieval.text import Tokenizer
-
-REPO_ROOT = Path(__file__).resolve().parents[1]
-# `shared/` sits beside the repository (CI); a git worktree is one level deeper.
-CORPORA = next((p / "shared" / "corpora" for p in REPO_ROOT.parents if (p / "shared" / "corpora").is_dir()),
-               REPO_ROOT.parent / "shared" / "corpora")
 
 
 class BruteForceBM25:

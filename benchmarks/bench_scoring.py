@@ -59,9 +59,15 @@ def run(quick: bool) -> list[dict[str, Any]]:
 
 
 def _demo_row(repeat: int) -> dict[str, Any]:
-    from examples.wholesaler.cases import RECORDED, RECORDED_RECOVERY, SELECTION_CASES, new_toolset, old_toolset
-    from examples.wholesaler.cases.library import FAILURES
     from toolproof.evals import ReplayModel, load_cases, run_recovery, run_selection
+    from toolproof.examples.wholesaler.cases import (
+        RECORDED,
+        RECORDED_RECOVERY,
+        SELECTION_CASES,
+        new_toolset,
+        old_toolset,
+    )
+    from toolproof.examples.wholesaler.cases.library import FAILURES
 
     def demo() -> None:
         cases = load_cases(SELECTION_CASES)

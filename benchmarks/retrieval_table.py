@@ -12,11 +12,9 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from tests._data import CORPORA
 from toolproof.retrieval.evaluate import evaluate_files
 
-REPO_ROOT = Path(__file__).resolve().parents[1]
-CORPORA = next((p / "shared" / "corpora" for p in REPO_ROOT.parents if (p / "shared" / "corpora").is_dir()),
-               REPO_ROOT.parent / "shared" / "corpora")
 R = CORPORA / "retrieval"
 SETS = {
     "LiveMCPBench": (R / "livemcpbench_corpus.jsonl", R / "livemcpbench_queries.jsonl"),

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 import toolproof
-from examples.wholesaler import Shop, build_toolset
+from toolproof.examples.wholesaler import Shop, build_toolset
 
 TODAY = date(2026, 10, 19)
 

@@ -8,7 +8,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from tests._corpora import REPO_ROOT
+from tests._data import REPO_ROOT
 
 LINT_IMPORTS = Path(sys.executable).with_name("lint-imports")
 

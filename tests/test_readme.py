@@ -7,7 +7,7 @@ import io
 import json
 import re
 
-from tests._corpora import REPO_ROOT
+from tests._data import REPO_ROOT
 
 
 def _blocks(lang: str) -> list[str]:

@@ -9,10 +9,10 @@ import jsonschema_rs
 import pytest
 
 import toolproof
-from examples.wholesaler import Shop, build_toolset
-from examples.wholesaler.old_tools import build_old_toolset
 from tests._schemas import object_schemas
 from toolproof.catalog.toolset import EXPORT_FORMATS
+from toolproof.examples.wholesaler import Shop, build_toolset
+from toolproof.examples.wholesaler.old_tools import build_old_toolset
 
 NAME = re.compile(r"^[a-zA-Z0-9_-]{1,64}$")
 META_2020_12 = "https://json-schema.org/draft/2020-12/schema"

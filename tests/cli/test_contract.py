@@ -11,7 +11,7 @@ from typing import Any
 import jsonschema_rs
 import pytest
 
-from tests._corpora import REPO_ROOT
+from tests._data import REPO_ROOT
 
 
 def toolproof_cli(*args: str, check: bool = True) -> subprocess.CompletedProcess[str]:
@@ -54,13 +54,14 @@ def test_classify_http_bad_input_is_a_clear_error() -> None:
 
 def test_export_formats() -> None:
     for fmt, key in (("mcp", "inputSchema"), ("openai", "function"), ("anthropic", "input_schema")):
-        tools = json.loads(toolproof_cli("export", "examples.wholesaler:toolset", "--format", fmt).stdout)
+        tools = json.loads(toolproof_cli("export", "toolproof.examples.wholesaler:toolset", "--format", fmt).stdout)
         assert len(tools) == 6
         assert all(key in t for t in tools)
 
 
 def test_export_bad_target() -> None:
-    for target in ("nope", "no.such.module:x", "examples.wholesaler:missing", "examples.wholesaler:CROPS"):
+    for target in ("nope", "no.such.module:x", "toolproof.examples.wholesaler:missing",
+                   "toolproof.examples.wholesaler:CROPS"):
         proc = toolproof_cli("export", target, check=False)
         assert proc.returncode == 2, target
         assert "Traceback" not in proc.stderr

@@ -11,7 +11,7 @@ from typing import Any
 from typer.testing import CliRunner
 
 import toolproof
-from tests._corpora import REPO_ROOT
+from tests._data import REPO_ROOT
 from toolproof.cli import app
 
 

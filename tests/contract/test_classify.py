@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 
 import toolproof
-from tests._corpora import corpus
+from tests._data import corpus
 from toolproof.contract.classify import classify_exception, classify_http, parse_retry_after
 from toolproof.contract.envelope import to_problem
 

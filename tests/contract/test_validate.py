@@ -13,9 +13,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import toolproof
-from examples.wholesaler import Shop, build_toolset
-from examples.wholesaler.old_tools import build_old_toolset
 from toolproof.contract.envelope import envelope_schema
+from toolproof.examples.wholesaler import Shop, build_toolset
+from toolproof.examples.wholesaler.old_tools import build_old_toolset
 
 SHOP = Shop(today=lambda: date(2026, 10, 19))
 TOOLSET = build_toolset(SHOP) + build_old_toolset(SHOP)

@@ -14,6 +14,7 @@ effect's commit and the journal update.
 from __future__ import annotations
 
 import json
+import os
 import random
 import sqlite3
 import sys
@@ -23,7 +24,7 @@ from pathlib import Path
 from typing import Any
 
 import toolproof
-from examples.wholesaler import Shop, build_toolset
+from toolproof.examples.wholesaler import Shop, build_toolset
 from toolproof.journal.journal import Journal
 
 TODAY = date(2026, 10, 19)
@@ -97,7 +98,9 @@ def crash_toolset(shop: Shop, ready_file: str | None) -> toolproof.Toolset:
         shop.insert_order(buyer_id="B-17", crop=crop, grade="A", quantity_kg=quantity_kg,
                           delivery_date=date.fromisoformat(delivery_date), request_key=ctx.idempotency_key or "")
         if ready_file is not None:
-            Path(ready_file).write_text(ctx.idempotency_key or "")
+            # Written aside then renamed: the test polls for the file and must never read it half-written.
+            Path(ready_file + ".part").write_text(ctx.idempotency_key or "")
+            os.replace(ready_file + ".part", ready_file)
             time.sleep(600)
         return {"request_key": ctx.idempotency_key}
 

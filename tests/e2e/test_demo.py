@@ -1,11 +1,12 @@
-"""`toolproof demo` end to end: a real subprocess from the repository root, then its output and the SQLite files
-it left. The agent is the demo's scripted model (no model can be reached from CI); everything else is real."""
+"""`toolproof demo` end to end: a real subprocess, then its output and the SQLite files it left. The agent is the
+demo's scripted model (no model can be reached from CI); everything else is real."""
 
 from __future__ import annotations
 
 import json
 import os
 import re
+import shlex
 import sqlite3
 import subprocess
 import sys
@@ -114,13 +115,35 @@ def test_demo_leaves_its_databases(demo_run: tuple[subprocess.CompletedProcess[s
     assert any(a.tool == "get_stock_snapshot" and a.outcome == "ok" for a in audit)
 
 
-def test_demo_outside_a_checkout_says_where_to_run_it(tmp_path: Path) -> None:
+def test_demo_names_its_folder_first_and_prints_commands_that_work(
+        demo_run: tuple[subprocess.CompletedProcess[str], Path]) -> None:
+    done, folder = demo_run
+    lines = done.stdout.splitlines()
+    assert any(f"Writing to {folder} " in line for line in lines[:3])
+    store = f"sqlite:///{folder / 'toolproof.sqlite3'}"
+    look = [line.split(":", 1)[1].strip() if line.startswith("Look around:") else line.strip()
+            for line in lines if " --store " in line and (line.startswith("Look around:") or line.startswith(" "))
+            and line.strip().endswith(store)]
+    assert len(look) == 3, look
+    for command in look:  # exactly as printed: `python -m toolproof ...` by its full path, no PATH needed
+        assert command.startswith(f"{sys.executable} -m toolproof ")
+        ran = subprocess.run(shlex.split(command), env=_env(PATH="/nonexistent"), cwd="/", capture_output=True,
+                             text=True, timeout=60)
+        assert ran.returncode == 0, (command, ran.stderr)
+    assert "cancel_order" in subprocess.run(shlex.split(look[0]), env=_env(), capture_output=True, text=True,
+                                            timeout=60).stdout
+
+
+def test_demo_runs_from_any_folder_with_its_default_folder(tmp_path: Path) -> None:
+    """No checkout needed: the example ships in the package; the default folder is new, under the cwd."""
     env = _env()
-    env["PYTHONPATH"] = str(REPO_ROOT / "src")  # toolproof importable, the examples not
-    done = subprocess.run([sys.executable, "-m", "toolproof", "demo", "--dir", str(tmp_path / "d")], cwd=tmp_path,
-                          env=env, capture_output=True, text=True, timeout=60)
-    assert done.returncode == 2
-    assert "cannot import the demo's example" in done.stderr and "root of a toolproof checkout" in done.stderr
+    env["PYTHONPATH"] = str(REPO_ROOT / "src")  # the package only: nothing of the checkout beside it
+    first = subprocess.run([sys.executable, "-m", "toolproof", "demo"], cwd=tmp_path, env=env, capture_output=True,
+                           text=True, timeout=120)
+    assert first.returncode == 0, first.stderr
+    made = sorted((tmp_path / ".toolproof").iterdir())
+    assert len(made) == 1 and (made[0] / "toolproof.sqlite3").is_file() and (made[0] / "orders.sqlite3").is_file()
+    assert f"Writing to {made[0]} " in "\n".join(first.stdout.splitlines()[:3])
 
 
 def test_live_needs_a_model_and_a_reachable_endpoint(tmp_path: Path) -> None:
@@ -138,8 +161,8 @@ def test_live_needs_a_model_and_a_reachable_endpoint(tmp_path: Path) -> None:
 
 def test_scripted_agent_repairs_from_the_envelope_it_reads() -> None:
     """The scripted model reacts to what toolproof answered (not a fixed tape): without the hint, no repair."""
-    from examples.wholesaler.demo import scripted_agent
     from toolproof.evals.models import ModelRequest
+    from toolproof.examples.wholesaler.demo import scripted_agent
 
     def ask(hint: str) -> object:
         envelope = {"ok": False, "error": {"field": "quantity_kg", "hint": hint, "next_action": "repair",
@@ -154,8 +177,25 @@ def test_scripted_agent_repairs_from_the_envelope_it_reads() -> None:
     assert ask("at least 10").calls == ()  # type: ignore[attr-defined]
 
 
-def test_default_folder_is_dated_under_dot_toolproof(tmp_path: Path) -> None:
-    from examples.wholesaler.demo import default_dir
+def test_default_folder_is_dated_under_dot_toolproof_and_new(tmp_path: Path) -> None:
+    from toolproof.examples.wholesaler.demo import default_dir
 
     made = default_dir(tmp_path)
     assert made.parent == tmp_path / ".toolproof" and re.fullmatch(r"demo-\d{8}-\d{6}", made.name)
+    made.mkdir(parents=True)
+    again = default_dir(tmp_path)  # the same second: a new folder, never a used one
+    assert again != made and not again.exists() and again.name.startswith(made.name)
+
+
+def test_printed_command_is_the_running_script_by_its_full_path(monkeypatch: pytest.MonkeyPatch,
+                                                                 tmp_path: Path) -> None:
+    from toolproof.examples.wholesaler.demo import toolproof_command
+
+    script = tmp_path / "venv" / "bin" / "toolproof"
+    script.parent.mkdir(parents=True)
+    script.write_text("#!/bin/sh\n")
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setattr(sys, "argv", ["venv/bin/toolproof", "demo"])
+    assert toolproof_command() == str(script)
+    monkeypatch.setattr(sys, "argv", ["/somewhere/toolproof/__main__.py", "demo"])
+    assert toolproof_command() == f"{sys.executable} -m toolproof"

@@ -21,9 +21,9 @@ from typing import Any
 import pytest
 
 import toolproof
-from examples.wholesaler import Shop, build_toolset
 from tests.e2e.journal_worker import ORDER, crash_toolset, create_invoices
 from tests.pg_support import drop_schema, unique_schema, with_schema
+from toolproof.examples.wholesaler import Shop, build_toolset
 from toolproof.stores import open_store
 
 HERE = Path(__file__).resolve().parent

@@ -155,7 +155,8 @@ def test_a_bad_config_fails_before_anything_starts(tmp_path: Path) -> None:
     assert done.returncode == 2 and "trusted must be true or false" in " ".join(done.stderr.split())
 
 
-@pytest.mark.parametrize("command", [["serve", "examples.wholesaler:toolset"], ["gateway", "--upstream", "t=true"]])
+@pytest.mark.parametrize("command", [["serve", "toolproof.examples.wholesaler:toolset"],
+                                     ["gateway", "--upstream", "t=true"]])
 def test_an_unsupported_store_url_is_a_clear_error(command: list[str]) -> None:
     done = subprocess.run(
         [PY, "-m", "toolproof", *command, "--store", "bogus://x"],
@@ -168,7 +169,7 @@ def test_an_unsupported_store_url_is_a_clear_error(command: list[str]) -> None:
 async def test_a_gateway_in_front_of_a_toolproof_http_server_keeps_envelopes_and_forwards_ids() -> None:
     from toolproof.mcp import META_CONVERSATION_ID, META_PRINCIPAL
 
-    async with http_server("serve", "examples.wholesaler:toolset") as url:
+    async with http_server("serve", "toolproof.examples.wholesaler:toolset") as url:
         args = ("gateway", "--upstream", f"shop={url}", "--prefix", "always")
         async with Client(toolproof_stdio(*args), read_timeout_seconds=60) as client:
             names = {t.name for t in (await client.list_tools()).tools}

@@ -35,7 +35,7 @@ def run_inspector(binary: Path, *args: str) -> tuple[int, str, str]:
     env = child_env()
     done = subprocess.run(
         [str(binary), "--cli", "-e", f"PYTHONPATH={env['PYTHONPATH']}",
-         PY, "-m", "toolproof", "serve", "examples.wholesaler:toolset", *args],
+         PY, "-m", "toolproof", "serve", "toolproof.examples.wholesaler:toolset", *args],
         cwd=REPO_ROOT, env={**os.environ, **env}, capture_output=True, text=True, timeout=90,
         stdin=subprocess.DEVNULL,
     )

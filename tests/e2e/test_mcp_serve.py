@@ -1,4 +1,4 @@
-"""`toolproof serve examples.wholesaler:toolset` in a real subprocess, driven by the official SDK client over
+"""`toolproof serve toolproof.examples.wholesaler:toolset` in a real subprocess, driven by the official SDK client over
 stdio and over streamable HTTP (loopback, a free port picked by the server)."""
 
 from __future__ import annotations
@@ -12,13 +12,13 @@ import pytest
 from mcp.client.client import Client
 from mcp.shared.exceptions import MCPError
 
-from examples.wholesaler import toolset as wholesaler_toolset
 from tests.mcp_servers.harness import http_server, toolproof_stdio
 from toolproof import CallContext, ErrorClass, Runner
+from toolproof.examples.wholesaler import toolset as wholesaler_toolset
 from toolproof.mcp import META_CONVERSATION_ID, META_PRINCIPAL, import_tools
 
 pytestmark = pytest.mark.timeout(90)
-TARGET = "examples.wholesaler:toolset"
+TARGET = "toolproof.examples.wholesaler:toolset"
 
 
 @asynccontextmanager

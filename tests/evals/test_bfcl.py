@@ -1,7 +1,7 @@
 """BFCL v4 through our scorer, judged against BFCL's own `ast_checker` (PyPI bfcl-eval, a test-only peer).
 
 The full run (every AST category, every ground truth, every perturbation) takes about two seconds, so it
-runs whole, not sampled. The shared corpora live beside the repository (`../shared/corpora`)."""
+runs whole, not sampled. The corpus is the repository's copy in `tests/data/corpora/bfcl/`."""
 
 from __future__ import annotations
 
@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 
+from tests._data import corpus
 from toolproof.evals import bfcl
 from toolproof.evals.reference import agreement, load_reference_checker
 from toolproof.evals.scoring import ToolCall
@@ -27,7 +28,8 @@ def rows() -> list:  # type: ignore[type-arg]
     return agreement(list(bfcl.AST_CATEGORIES))
 
 
-def test_corpus_is_found_beside_the_repository() -> None:
+def test_corpus_is_the_checkouts_copy() -> None:
+    assert bfcl.default_root() == corpus("bfcl", "v4")
     assert (bfcl.default_root() / "BFCL_v4_simple_python.json").exists()
 
 

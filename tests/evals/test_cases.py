@@ -8,10 +8,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from examples.wholesaler.cases import SELECTION_CASES, new_toolset, old_toolset
 from toolproof.evals.cases import CaseFileError, check_against_toolset, load_cases, parse_case_set
 from toolproof.evals.scoring import Absent, AnyValue, Approx, Options
 from toolproof.evals.selection import tool_specs
+from toolproof.examples.wholesaler.cases import SELECTION_CASES, new_toolset, old_toolset
 
 
 def test_wholesaler_case_set_has_the_forty_messages_the_article_describes() -> None:

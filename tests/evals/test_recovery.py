@@ -5,11 +5,11 @@ from __future__ import annotations
 
 import json
 
-from examples.wholesaler.cases import RECORDED_RECOVERY, new_toolset, old_toolset
-from examples.wholesaler.cases.library import FAILURES
 from toolproof import Envelope, ErrorClass, NextAction, PartialExecution
 from toolproof.evals import ModelReply, ModelRequest, ReplayModel, ScriptedModel, ToolCall, classify_step, run_recovery
 from toolproof.evals.recovery import SeededFailure, coverage, render_error
+from toolproof.examples.wholesaler.cases import RECORDED_RECOVERY, new_toolset, old_toolset
+from toolproof.examples.wholesaler.cases.library import FAILURES
 
 
 def test_library_has_three_variants_for_every_class_and_the_edge_cases() -> None:

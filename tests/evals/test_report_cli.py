@@ -8,9 +8,9 @@ from pathlib import Path
 
 from typer.testing import CliRunner
 
-from examples.wholesaler.cases import HERE
 from toolproof.cli import app
 from toolproof.evals.report import bar_chart, compare, matrix_chart, read_json, render_html
+from toolproof.examples.wholesaler.cases import HERE
 
 RUNNER = CliRunner()
 
@@ -45,16 +45,16 @@ def test_selection_cli_old_and_new_in_one_run_with_html(tmp_path: Path) -> None:
 
 def test_recovery_cli_and_html_charts(tmp_path: Path) -> None:
     out, page = tmp_path / "rec.json", tmp_path / "rec.html"
-    result = RUNNER.invoke(app, ["eval", "recovery", "examples.wholesaler.cases.library:FAILURES", "--toolset",
-                                 "examples.wholesaler.cases:new_toolset", "-m",
+    result = RUNNER.invoke(app, ["eval", "recovery", "toolproof.examples.wholesaler.cases.library:FAILURES",
+                                 "--toolset", "toolproof.examples.wholesaler.cases:new_toolset", "-m",
                                  "replay:" + str(HERE / "recorded_recovery_new.jsonl"), "--json", str(out),
                                  "--html", str(page)])
     assert result.exit_code == 0, result.output
     assert "outcome_unknown" in flat(result.output) and "confusion" in flat(result.output)
     html = page.read_text()
     assert "accuracy per error class" in html and "confusion" in html
-    bad = RUNNER.invoke(app, ["eval", "recovery", "examples.wholesaler.cases:new_toolset", "--toolset",
-                              "examples.wholesaler.cases:new_toolset", "-m", "scripted:x:y"])
+    bad = RUNNER.invoke(app, ["eval", "recovery", "toolproof.examples.wholesaler.cases:new_toolset", "--toolset",
+                              "toolproof.examples.wholesaler.cases:new_toolset", "-m", "scripted:x:y"])
     assert bad.exit_code == 2 and "not a sequence of SeededFailure" in flat(bad.output)
 
 

@@ -1,11 +1,11 @@
 """The selection eval and the schema harness on the wholesaler's recorded outputs (authored, not live:
-see examples/wholesaler/cases/author_recordings.py), and with a scripted model."""
+see src/toolproof/examples/wholesaler/cases/author_recordings.py), and with a scripted model."""
 
 from __future__ import annotations
 
-from examples.wholesaler.cases import RECORDED, SELECTION_CASES, new_toolset, old_toolset
 from toolproof.evals import ModelReply, ModelRequest, ReplayModel, ScriptedModel, ToolCall, load_cases, run_selection
 from toolproof.evals.schema import check_calls
+from toolproof.examples.wholesaler.cases import RECORDED, SELECTION_CASES, new_toolset, old_toolset
 
 
 def test_old_toolset_against_new_on_the_recorded_outputs() -> None:
@@ -81,7 +81,7 @@ def test_a_missing_recording_is_a_failed_run_not_a_crash(tmp_path) -> None:  # t
 
 
 def test_demo_runs_old_against_new_offline() -> None:
-    from examples.wholesaler.cases import run_demo
+    from toolproof.examples.wholesaler.cases import run_demo
 
     reports = run_demo()
     assert reports["selection_old"].cases_passed.passed == 29  # type: ignore[attr-defined]

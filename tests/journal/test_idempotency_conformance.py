@@ -1,6 +1,6 @@
 """The IETF Idempotency-Key draft's rules and Stripe's documented behaviour, as conformance tests.
 
-Each rule in `../shared/corpora/reliability_specs/` maps to one check below; a rule without a check fails
+Each rule in `tests/data/corpora/reliability_specs/` maps to one check below; a rule without a check fails
 the suite, so a corpus update cannot pass unnoticed. Where toolproof differs on purpose (the key is built
 by our code, so a client can never omit it or pick it), the check says so.
 """
@@ -11,20 +11,17 @@ import asyncio
 import json
 import re
 from collections.abc import Callable
-from pathlib import Path
 from typing import Any
 
 import pytest
 
 import toolproof
-from examples.wholesaler import Shop, build_toolset
+from tests._data import corpus
 from toolproof.contract.envelope import to_problem
+from toolproof.examples.wholesaler import Shop, build_toolset
 from toolproof.journal.journal import DEFAULT_RETENTION_S, Journal
 
-REPO_ROOT = Path(__file__).resolve().parent.parent
-# `../shared/corpora` beside the repo (CI, /work/main); a git worktree under /work/wt/ looks one level up.
-SPECS = next((p / "shared" / "corpora" / "reliability_specs" for p in (REPO_ROOT.parent, REPO_ROOT.parent.parent)
-              if (p / "shared" / "corpora").is_dir()), REPO_ROOT.parent / "shared" / "corpora" / "reliability_specs")
+SPECS = corpus("reliability_specs")
 IETF = json.loads((SPECS / "ietf_idempotency_key_rules.json").read_text())
 STRIPE = json.loads((SPECS / "stripe_retry_idempotency_behaviour.json").read_text())
 ORDER = {"crop": "groundnut", "quantity_kg": 40, "delivery_date": "2026-10-23"}

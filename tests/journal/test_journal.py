@@ -19,7 +19,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import toolproof
-from examples.wholesaler import Shop, build_toolset
+from toolproof.examples.wholesaler import Shop, build_toolset
 from toolproof.journal.journal import Journal
 from toolproof.stores import MemoryStore, SqliteStore, Store
 

@@ -10,9 +10,10 @@ from __future__ import annotations
 import json
 from collections import defaultdict
 
+from tests._data import CORPORA
 from toolproof.lint import ALL_RULES, LintConfig, lint_tooldefs, load_file
 
-from .conftest import CORPORA, corpus_files
+from .conftest import corpus_files
 
 NAMES = {
     "mcp_tools/mcp_reference_servers_tools.jsonl": "MCP reference",

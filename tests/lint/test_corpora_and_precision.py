@@ -6,9 +6,10 @@ import json
 from collections import defaultdict
 from functools import cache
 
+from tests._data import CORPORA
 from toolproof.lint import ALL_RULES, Finding, LintConfig, lint_tooldefs, load_file
 
-from .conftest import CORPORA, LABELS, corpus_files
+from .conftest import LABELS, corpus_files
 
 
 @cache

@@ -11,9 +11,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from examples.wholesaler import toolset as new_toolset
-from examples.wholesaler.old_tools import old_toolset
+from tests._data import REPO_ROOT, corpus
 from toolproof.contract.errors import DefinitionError
+from toolproof.examples.wholesaler import toolset as new_toolset
+from toolproof.examples.wholesaler.old_tools import old_toolset
 from toolproof.lint import (
     LintConfig,
     from_definitions,
@@ -24,8 +25,6 @@ from toolproof.lint import (
     load_mcp_url,
 )
 from toolproof.lint.report import to_sarif
-
-from .conftest import REPO_ROOT
 
 ENV = {"PYTHONPATH": f"{REPO_ROOT / 'src'}:{REPO_ROOT}"}
 
@@ -115,14 +114,14 @@ def _cli(*args: str, cwd: Path = REPO_ROOT) -> subprocess.CompletedProcess[str]:
 
 
 def test_cli_exit_codes_and_json(tmp_path: Path) -> None:
-    new = _cli("examples.wholesaler:toolset", "--format", "json")
+    new = _cli("toolproof.examples.wholesaler:toolset", "--format", "json")
     assert new.returncode == 0 and json.loads(new.stdout) == []
-    old = _cli("examples.wholesaler.old_tools:old_toolset", "--format", "json")
+    old = _cli("toolproof.examples.wholesaler.old_tools:old_toolset", "--format", "json")
     assert old.returncode == 1  # TP404 versioned twin is an error
     rows = json.loads(old.stdout)
     assert set(rows[0]) >= {"code", "rule", "severity", "tool", "pointer", "message", "fix"}
-    assert _cli("examples.wholesaler.old_tools:old_toolset", "--ignore", "TP404").returncode == 0
-    old_target = "examples.wholesaler.old_tools:old_toolset"
+    assert _cli("toolproof.examples.wholesaler.old_tools:old_toolset", "--ignore", "TP404").returncode == 0
+    old_target = "toolproof.examples.wholesaler.old_tools:old_toolset"
     assert _cli(old_target, "--ignore", "TP404", "--fail-on", "warning").returncode == 1
     bad = tmp_path / "bad.json"
     bad.write_text("{not json")
@@ -131,9 +130,8 @@ def test_cli_exit_codes_and_json(tmp_path: Path) -> None:
 
 
 def test_cli_sarif_on_a_corpus_file() -> None:
-    from .conftest import CORPORA
 
-    res = _cli(str(CORPORA / "mcp_tools" / "mcp_reference_servers_tools.jsonl"), "--format", "sarif")
+    res = _cli(str(corpus("mcp_tools", "mcp_reference_servers_tools.jsonl")), "--format", "sarif")
     assert json.loads(res.stdout)["runs"][0]["results"]
 
 

@@ -12,8 +12,8 @@ from hypothesis import strategies as st
 from mcp.client.client import Client
 from mcp.shared.exceptions import MCPError
 
-from examples.wholesaler import Shop, build_toolset
 from toolproof import Envelope, Runner
+from toolproof.examples.wholesaler import Shop, build_toolset
 from toolproof.mcp import create_server
 
 JSON = st.recursive(

@@ -4,13 +4,13 @@ from __future__ import annotations
 
 import json
 import math
-from pathlib import Path
 from typing import Any
 
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from tests._data import corpus
 from toolproof.contract.classify import classify_http
 from toolproof.contract.errors import CLASS_SPECS, ErrorClass
 from toolproof.orchestration.policy import (
@@ -22,14 +22,8 @@ from toolproof.orchestration.policy import (
     decide_retry,
 )
 
-REPO_ROOT = Path(__file__).resolve().parents[1]
-# `shared/` sits beside the repository (CI's clone, the main checkout); from a nested work tree, look higher up.
-CORPORA = next(
-    (p / "shared" / "corpora" for p in REPO_ROOT.parents if (p / "shared" / "corpora").is_dir()),
-    REPO_ROOT.parent / "shared" / "corpora",
-) / "reliability_specs"
-AWS = json.loads((CORPORA / "aws_standard_retry_cases.json").read_text())["cases"]
-URLLIB3 = json.loads((CORPORA / "urllib3_retry_vectors.json").read_text())["backoff"]["vectors"]
+AWS = json.loads(corpus("reliability_specs", "aws_standard_retry_cases.json").read_text())["cases"]
+URLLIB3 = json.loads(corpus("reliability_specs", "urllib3_retry_vectors.json").read_text())["backoff"]["vectors"]
 
 AWS_OUTCOMES = {
     StopReason.BUDGET_EXHAUSTED: "max_attempts_exceeded",

@@ -285,7 +285,7 @@ def test_a_high_risk_write_escalates_at_once() -> None:
 
 def test_wholesaler_timeout_after_commit_is_outcome_unknown(shop: Any, buyer: CallContext) -> None:
     """The article's incident: the order is committed, the reply is lost. One order, not two."""
-    from examples.wholesaler import build_toolset
+    from toolproof.examples.wholesaler import build_toolset
 
     real = build_toolset(shop).get("place_order")
 

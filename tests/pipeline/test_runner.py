@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 
 import toolproof
-from examples.wholesaler import Shop
+from toolproof.examples.wholesaler import Shop
 
 ORDER = {"crop": "groundnut", "quantity_kg": 40, "delivery_date": "2026-10-23"}
 

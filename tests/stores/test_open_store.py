@@ -27,7 +27,7 @@ def in_tmp(tmp_path: Path) -> Iterator[Path]:
 
 def test_default_is_memory_and_writes_no_file(in_tmp: Path, monkeypatch: pytest.MonkeyPatch, buyer: Any) -> None:
     monkeypatch.delenv("TOOLPROOF_STORE", raising=False)
-    from examples.wholesaler import Shop, build_toolset
+    from toolproof.examples.wholesaler import Shop, build_toolset
 
     runner = toolproof.Runner(build_toolset(Shop(":memory:")))
     assert isinstance(runner.store, MemoryStore)

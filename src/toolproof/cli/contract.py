@@ -43,7 +43,7 @@ def classify_http_cmd(
 
 
 def export_cmd(
-    target: str = typer.Argument(..., help="MODULE:TOOLSET, e.g. examples.wholesaler.tools:toolset"),
+    target: str = typer.Argument(..., help="MODULE:TOOLSET, e.g. toolproof.examples.wholesaler.tools:toolset"),
     fmt: str = typer.Option("mcp", "--format", "-f", help="mcp, openai or anthropic."),
 ) -> None:
     """Print a toolset's definitions in a provider's exact format."""

@@ -1,11 +1,11 @@
 """`toolproof demo`: the wholesaler's ordering agent makes the source article's mistakes and toolproof catches
-them, offline, on SQLite files in a folder it names at the end. The scenes live in `examples/wholesaler/demo.py`."""
+them, offline, on SQLite files in a folder it names first. The scenes live in `toolproof.examples.wholesaler.demo`
+(shipped in the package, so the command works from any folder)."""
 
 from __future__ import annotations
 
 import importlib
 import os
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -16,25 +16,23 @@ from ._common import console, fail
 
 
 def _load_demo() -> Any:
-    """The example's demo module; the current directory (the repository root) is importable."""
-    cwd = os.getcwd()
-    if cwd not in sys.path:
-        sys.path.insert(0, cwd)
+    """The example's demo module, imported only when the demo runs (it pulls the evals and rich tables)."""
     try:
-        return importlib.import_module("examples.wholesaler.demo")
+        return importlib.import_module("toolproof.examples.wholesaler.demo")
     except ImportError as exc:
-        raise fail(f"cannot import the demo's example (examples.wholesaler.demo): {exc}. Run `toolproof demo` "
-                   "from the root of a toolproof checkout (the folder that holds examples/).") from None
+        raise fail(f"cannot import the demo (toolproof.examples.wholesaler.demo): {exc}. Is toolproof "
+                   "fully installed? Try `pip install --force-reinstall toolproof`.") from None
 
 
 def demo_cmd(
     directory: Path | None = typer.Option(
-        None, "--dir", help="Folder for the demo's SQLite files (default: .toolproof/demo-YYYYmmdd-HHMMSS/)."),
+        None, "--dir", help="Folder for the demo's SQLite files (default: a new .toolproof/demo-YYYYmmdd-HHMMSS/ "
+        "under the current folder). Printed in the first lines."),
     live: bool = typer.Option(False, "--live", help="Let a real model play the agent (needs --model)."),
     model: str | None = typer.Option(None, "--model", help="With --live: openai:MODEL, any OpenAI-compatible "
                                      "endpoint (OPENAI_BASE_URL, OPENAI_API_KEY)."),
 ) -> None:
-    """Watch the ordering agent's three failures happen and get caught (offline, a few seconds)."""
+    """Watch the ordering agent's three failures happen and get caught (offline, a few seconds, any folder)."""
     if live and not model:
         raise fail("--live needs --model, e.g. --model openai:gpt-4.1-mini")
     if model and not live:

@@ -221,7 +221,8 @@ def bfcl_cmd(
     category: list[str] = typer.Option(..., "--category", "-c", help="BFCL v4 category (repeatable)."),
     model: str | None = typer.Option(None, "--model", "-m", help=_MODEL_HELP),
     outputs: Path | None = typer.Option(None, "--outputs", help="Scorer-only: a JSONL file of model outputs."),
-    root: Path | None = typer.Option(None, "--root", help="The bfcl/v4 folder (default: shared corpora)."),
+    root: Path | None = typer.Option(None, "--root", help="The bfcl/v4 folder (default: $TOOLPROOF_CORPORA/bfcl/v4, "
+                                     "else a source checkout's tests/data/corpora/bfcl/v4)."),
     limit: int | None = typer.Option(None, "--limit", min=1, help="First N entries per category."),
     agreement: bool = typer.Option(False, "--agreement",
                                    help="Judge ground truths and perturbations with our scorer and BFCL's "

@@ -17,7 +17,8 @@ def register(app: typer.Typer) -> None:
 
 
 def serve(
-    target: str = typer.Argument(..., metavar="MODULE:TOOLSET", help="The toolset, e.g. examples.wholesaler:toolset."),
+    target: str = typer.Argument(..., metavar="MODULE:TOOLSET",
+                                 help="The toolset, e.g. toolproof.examples.wholesaler:toolset."),
     http: bool = typer.Option(False, "--http", help="Serve streamable HTTP instead of stdio."),
     host: str = typer.Option("127.0.0.1", "--host", help="HTTP host to bind."),
     port: int = typer.Option(8000, "--port", help="HTTP port (0 picks a free one; the URL is printed on stderr)."),

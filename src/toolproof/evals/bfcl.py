@@ -45,21 +45,16 @@ UNSCORED_CATEGORIES: Final = (
 
 
 def corpora_root() -> Path:
-    """`shared/corpora` beside the repository (CI clones with a copy of shared/ beside it); from a git
-    worktree nested deeper, the nearest ancestor that has one; `TOOLPROOF_CORPORA` overrides."""
+    """`TOOLPROOF_CORPORA`, else the corpora a source checkout carries in `tests/data/corpora/` (the package
+    does not ship them: an installed toolproof needs `--root` or `TOOLPROOF_CORPORA`)."""
     env = os.environ.get("TOOLPROOF_CORPORA")
     if env:
         return Path(env)
-    repo = Path(__file__).resolve().parents[3]
-    for ancestor in repo.parents:
-        candidate = ancestor / "shared" / "corpora"
-        if candidate.is_dir():
-            return candidate
-    return repo.parent / "shared" / "corpora"
+    return Path(__file__).resolve().parents[3] / "tests" / "data" / "corpora"
 
 
 def default_root() -> Path:
-    """The BFCL v4 folder of the shared corpora."""
+    """The BFCL v4 folder of the corpora."""
     return corpora_root() / "bfcl" / "v4"
 
 

@@ -5,7 +5,7 @@ the failure modes the source article reports (the old tools: a vague `search` pi
 with no unit so 4 quintal becomes 4, a vague tool called for a greeting; the new tools: misses on date
 words). Each file starts with a `_meta` line saying so. Rerun after changing the tables:
 
-    python -m examples.wholesaler.cases.author_recordings
+    python -m toolproof.examples.wholesaler.cases.author_recordings
 """
 
 from __future__ import annotations

@@ -75,5 +75,6 @@ def build_old_toolset(shop: Shop) -> toolproof.Toolset:
     )
 
 
-#: The nine old tools on an in-memory shop, for `toolproof lint examples.wholesaler.old_tools:old_toolset`.
+#: The nine old tools on an in-memory shop, for
+#: `toolproof lint toolproof.examples.wholesaler.old_tools:old_toolset`.
 old_toolset = build_old_toolset(Shop())

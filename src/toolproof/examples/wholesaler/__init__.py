@@ -1,7 +1,7 @@
 """The running example: a produce wholesaler's ordering desk (see docs and the source article).
 
 `build_toolset(shop)` gives the six redesigned tools bound to one `Shop`; `toolset` is a ready-made one on
-an in-memory shop, for `toolproof export examples.wholesaler:toolset` and quick experiments.
+an in-memory shop, for `toolproof export toolproof.examples.wholesaler:toolset` and quick experiments.
 """
 
 from .shop import CROPS, Crop, Grade, Shop

@@ -16,6 +16,7 @@ import logging
 import os
 import random
 import re
+import shlex
 import sqlite3
 import subprocess
 import sys
@@ -582,8 +583,8 @@ class Demo:
                            "the stop with the CLI:")
         cmd = [sys.executable, "-m", "toolproof", "stops", "resolve", str(stop_id), "--store", self.store_url,
                "--note", note, "--effect", effect]
-        self.console.print(f"  $ toolproof stops resolve {stop_id} --store {self.store_url} --note '{note}' "
-                           f"--effect {effect}", highlight=False, soft_wrap=True)
+        self.console.print(f"  $ {toolproof_command()} stops resolve {stop_id} --store {self.store_url} "
+                           f"--note {shlex.quote(note)} --effect {effect}", highlight=False, soft_wrap=True)
         done = subprocess.run(cmd, capture_output=True, text=True, timeout=60, env=_child_env())
         if done.returncode != 0:
             self.console.print(f"[red]the CLI failed ({done.returncode}):[/] {done.stderr.strip()}")
@@ -606,7 +607,8 @@ class Demo:
 
     def scene_evals(self) -> dict[str, Any]:
         self.section(7, "Evals: old toolset against new, on recorded model outputs",
-                     "The recorded outputs were authored by hand as a plausible model (examples/wholesaler/cases); "
+                     "The recorded outputs were authored by hand as a plausible model "
+                     "(toolproof.examples.wholesaler.cases); "
                      "the scores are computed now by toolproof.evals.")
         from .cases import run_demo
 
@@ -636,15 +638,27 @@ class Demo:
                       f"({sum(s.resolved_at is not None for s in stops)} resolved), {len(journal)} journal entries")
         table.add_row("orders.sqlite3", f"{len(orders)} order rows")
         self.console.print(table)
-        self.console.print(f"Look around:  toolproof stops list --status all --store {self.store_url}",
+        command = toolproof_command()
+        self.console.print(f"Look around:  {command} stops list --status all --store {self.store_url}",
                            highlight=False, soft_wrap=True)
-        self.console.print(f"              toolproof journal list --store {self.store_url}", highlight=False,
+        self.console.print(f"              {command} journal list --store {self.store_url}", highlight=False,
+                           soft_wrap=True)
+        self.console.print(f"              {command} audit tail --store {self.store_url}", highlight=False,
                            soft_wrap=True)
         self.console.print(f"Demo folder: [bold]{self.dir}[/]  ({seconds:.1f} s)", highlight=False, soft_wrap=True)
 
 
 def _rate(rate: Any) -> str:
     return f"{rate.passed}/{rate.total} ({rate.passed / rate.total:.0%})" if rate.total else "-"
+
+
+def toolproof_command() -> str:
+    """This same toolproof as a shell command that works as printed, without PATH or an activated venv: the
+    running `toolproof` script by its full path, else `python -m toolproof` with this interpreter."""
+    script = Path(sys.argv[0]) if sys.argv and sys.argv[0] else None
+    if script is not None and script.name in ("toolproof", "toolproof.exe") and script.is_file():
+        return shlex.quote(str(script.absolute()))  # not resolved: a venv's script, not what it links to
+    return f"{shlex.quote(sys.executable)} -m toolproof"
 
 
 def _child_env() -> dict[str, str]:
@@ -671,8 +685,15 @@ def quiet_toolproof_logs() -> Iterator[None]:
 
 
 def default_dir(base: Path | None = None) -> Path:
+    """A folder no earlier run used (two runs in one second must not share databases), under `base`
+    (default: the current folder) in `.toolproof/`, beside the CLI's default store."""
     stamp = datetime.now().strftime("%Y%m%d-%H%M%S")
-    return (base or Path.cwd()) / ".toolproof" / f"demo-{stamp}"
+    parent = (base or Path.cwd()).absolute() / ".toolproof"
+    candidate, n = parent / f"demo-{stamp}", 1
+    while candidate.exists():
+        n += 1
+        candidate = parent / f"demo-{stamp}-{n}"
+    return candidate
 
 
 async def _scenes(demo: Demo) -> None:
@@ -685,21 +706,24 @@ async def _scenes(demo: Demo) -> None:
 
 
 def run(directory: Path | None = None, *, console: Console | None = None, model: Model | None = None) -> DemoResult:
-    """Run the whole demo in `directory` (created; default `.toolproof/demo-YYYYmmdd-HHMMSS/`).
+    """Run the whole demo in `directory` (created; default: a new `.toolproof/demo-YYYYmmdd-HHMMSS/` under
+    the current folder). The folder is printed, absolute, in the first lines and again at the end.
 
     `model` replaces the scripted agent (e.g. `load_model("openai:...")`); a `ModelError` propagates.
     """
     started = time.perf_counter()
     console = console or Console()
-    directory = Path(directory) if directory is not None else default_dir()
+    directory = Path(directory).absolute() if directory is not None else default_dir()
     directory.mkdir(parents=True, exist_ok=True)
     with quiet_toolproof_logs():
         demo = Demo(directory, console, model)
         try:
             console.rule("[bold]toolproof demo: the wholesaler's ordering agent")
             who = f"a live model ({model.name})" if model is not None else "a scripted model"
+            console.print(f"Writing to {directory} (toolproof.sqlite3: the Runner's store; orders.sqlite3: the shop)",
+                          highlight=False, soft_wrap=True)
             console.print(f"The agent is played by {who}; the faults are injected into the shop. Today is "
-                          f"{TODAY.isoformat()}. Folder: {directory}", highlight=False)
+                          f"{TODAY.isoformat()}.", highlight=False)
             demo.scene_lint()
             asyncio.run(_scenes(demo))
             demo.scene_evals()
@@ -711,4 +735,4 @@ def run(directory: Path | None = None, *, console: Console | None = None, model:
 
 
 __all__ = ["Agent", "Demo", "DemoResult", "Faults", "FaultyShop", "ModelError", "ShortClock", "build_demo_toolset",
-           "default_dir", "run", "scripted_agent"]
+           "default_dir", "run", "scripted_agent", "toolproof_command"]
