@@ -73,11 +73,9 @@ class PostgresBackend:
         self.dsn = dsn
         self.timeout_s = timeout_s
         self._schema = sql.Identifier(schema)
+        self.application_name = f"toolproof-fleet:{schema}"[:63]  # what an operator sees in pg_stat_activity
         self._lock = threading.Lock()
-        self._conn: psycopg.Connection[Any] | None = None
-        with self._connection() as conn, conn.transaction():
-            conn.execute("SELECT pg_advisory_xact_lock(hashtext('toolproof_fleet_ddl'))")  # concurrent first starts
-            conn.execute(sql.SQL(_DDL).format(schema=self._schema))
+        self._conn: psycopg.Connection[Any] | None = None  # connected on first use: a server away is no error
 
     @contextmanager
     def _connection(self) -> Iterator[psycopg.Connection[Any]]:
@@ -85,8 +83,14 @@ class PostgresBackend:
         with self._lock:
             if self._conn is None or self._conn.closed:
                 ms = max(int(self.timeout_s * 1000), 1)
-                self._conn = psycopg.connect(self.dsn, autocommit=True, connect_timeout=max(2, round(self.timeout_s)),
-                                             options=f"-c statement_timeout={ms} -c lock_timeout={ms}")
+                conn = psycopg.connect(self.dsn, autocommit=True, connect_timeout=max(2, round(self.timeout_s)),
+                                       options=f"-c statement_timeout={ms} -c lock_timeout={ms}",
+                                       application_name=self.application_name)
+                with conn.transaction():
+                    conn.execute("SET LOCAL statement_timeout = '5s'; SET LOCAL lock_timeout = '5s'")  # once
+                    conn.execute("SELECT pg_advisory_xact_lock(hashtext('toolproof_fleet_ddl'))")  # first starts race
+                    conn.execute(sql.SQL(_DDL).format(schema=self._schema))
+                self._conn = conn
             try:
                 yield self._conn
             except self.errors:

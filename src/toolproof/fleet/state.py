@@ -153,7 +153,11 @@ class SharedBreaker:
 
 
 class SharedBucket:
-    """The retry token bucket with one fleet-wide quota; refunds are batched for `flush_s` seconds."""
+    """The retry token bucket with one fleet-wide quota.
+
+    Small refunds (one token per plain success) are batched until they are worth one retry or `flush_s`
+    passed, so a healthy fleet does not pay a round trip per call for them.
+    """
 
     def __init__(self, name: str, local: RetryTokenBucket, backend: Backend, outage: Outage,
                  flush_s: float = 0.1) -> None:
@@ -180,7 +184,7 @@ class SharedBucket:
     def on_success(self, last_retry_cost: int = 0) -> None:
         with self._lock:
             self._pending += last_retry_cost or self._local.success_refund
-            due = time.monotonic() - self._flushed_at >= self._flush_s
+            due = self._pending >= self._local.retry_cost or time.monotonic() - self._flushed_at >= self._flush_s
         if due:
             self._apply(0)
         self._local.on_success(last_retry_cost)
