@@ -52,11 +52,12 @@ class SharedState:
             self.backend.close()
 
 
-def open_shared_state(url: str | None = None, *, timeout_s: float = 0.25, retry_s: float = 1.0) -> SharedState:
+def open_shared_state(url: str | None = None, *, timeout_s: float | None = None, retry_s: float = 1.0) -> SharedState:
     """Shared state for a URL: None or `memory` (per process), `redis://HOST:PORT/DB`, `postgresql://...`.
 
     `?prefix=NAME` (Redis keys) or `?schema=NAME` (PostgreSQL tables) keeps one fleet apart from another.
-    `timeout_s` bounds each round trip; after a failure the backend is tried again every `retry_s` seconds.
+    `timeout_s` bounds each round trip (default 0.25 s for Redis; 1 s for PostgreSQL, whose row locks queue
+    when many workers record failures at once); after a failure the backend is tried again every `retry_s` s.
     """
     if url is None or url in ("memory", "memory://"):
         return SharedState(None)
@@ -66,12 +67,12 @@ def open_shared_state(url: str | None = None, *, timeout_s: float = 0.25, retry_
     if url.startswith(("redis://", "rediss://", "unix://")):
         from .redis_backend import RedisBackend
 
-        backend: Backend = RedisBackend(base, prefix=options.get("prefix", "toolproof"), timeout_s=timeout_s)
+        backend: Backend = RedisBackend(base, prefix=options.get("prefix", "toolproof"), timeout_s=timeout_s or 0.25)
         return SharedState(backend, retry_s=retry_s)
     if url.startswith(("postgresql://", "postgres://")):
         from .postgres_backend import PostgresBackend
 
-        backend = PostgresBackend(base, schema=options.get("schema", "public"), timeout_s=timeout_s)
+        backend = PostgresBackend(base, schema=options.get("schema", "public"), timeout_s=timeout_s or 1.0)
         return SharedState(backend, retry_s=retry_s)
     raise ValueError(f"unsupported shared_state URL {url!r}: use memory, redis://... or postgresql://...")
 
