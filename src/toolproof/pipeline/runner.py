@@ -35,9 +35,9 @@ from ..contract.errors import (
     ToolError,
 )
 from ..contract.tool import Tool
+from ..fleet import SharedState, open_shared_state
 from ..journal.journal import Claim, Journal, in_flight_conflict, replay_envelope
 from ..journal.keys import KeyParts, key_parts_for
-from ..fleet import SharedState, open_shared_state
 from ..orchestration.breaker import Breaker, BreakerConfig, BreakerState
 from ..orchestration.guard import LoopGuard
 from ..orchestration.policy import (
