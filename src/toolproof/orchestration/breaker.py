@@ -15,7 +15,7 @@ from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass
 from enum import StrEnum
-from typing import Final
+from typing import Final, Protocol
 
 
 class BreakerState(StrEnum):
@@ -63,6 +63,20 @@ class Admission:
 
 
 _PASS: Final = Admission(True)
+
+
+class Breaker(Protocol):
+    """What the runner asks of a breaker: this module's `CircuitBreaker`, or one a fleet shares (toolproof.fleet)."""
+
+    name: str
+    config: BreakerConfig
+
+    @property
+    def state(self) -> BreakerState: ...
+
+    def admit(self) -> Admission: ...
+
+    def record(self, *, failure: bool, trial: bool = False) -> None: ...
 
 
 class CircuitBreaker:

@@ -12,7 +12,7 @@ import math
 import threading
 from dataclasses import dataclass
 from enum import StrEnum
-from typing import Final, Literal
+from typing import Final, Literal, Protocol
 
 from ..contract.errors import CLASS_SPECS, ErrorClass
 
@@ -133,6 +133,14 @@ class RunState:
         self.retries = 0
 
 
+class RetryBucket(Protocol):
+    """What `decide_retry` asks of a retry quota: `RetryTokenBucket`, or one a fleet shares (toolproof.fleet)."""
+
+    def try_acquire(self, *, timeout: bool = False) -> int | None: ...
+
+    def on_success(self, last_retry_cost: int = 0) -> None: ...
+
+
 class RetryTokenBucket:
     """The AWS SDK "standard" retry quota, shared by every call the owner runs.
 
@@ -204,7 +212,7 @@ def decide_retry(
     call_deadline: float | None = None,
     run: RunState | None = None,
     run_budget: RunBudget | None = None,
-    bucket: RetryTokenBucket | None = None,
+    bucket: RetryBucket | None = None,
     rand: float = 1.0,
 ) -> RetryDecision:
     """After `attempts` failed attempts ending in `error_class`: retry (and when), or stop (and why).

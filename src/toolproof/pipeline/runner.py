@@ -35,14 +35,15 @@ from ..contract.errors import (
     ToolError,
 )
 from ..contract.tool import Tool
+from ..fleet import SharedState, open_shared_state
 from ..journal.journal import Claim, Journal, in_flight_conflict, replay_envelope
 from ..journal.keys import KeyParts, key_parts_for
-from ..orchestration.breaker import BreakerConfig, BreakerState, CircuitBreaker
+from ..orchestration.breaker import Breaker, BreakerConfig, BreakerState
 from ..orchestration.guard import LoopGuard
 from ..orchestration.policy import (
     STOP_HINTS,
+    RetryBucket,
     RetryPolicy,
-    RetryTokenBucket,
     RunBudget,
     RunState,
     StopReason,
@@ -132,7 +133,9 @@ class Runner:
     config with `"*"` for the rest, or None), `retry_bucket` (a `RetryTokenBucket`, shareable between
     runners; None for none), `loop_guard` (a `LoopGuard`; None to turn it off), `audit` (write the audit
     trail to the store), `hooks` (callables given every `AuditRecord` and `StopRecord`), `otel` (True, or an
-    OpenTelemetry tracer, for `execute_tool` spans), `rng` (the jitter's random source).
+    OpenTelemetry tracer, for `execute_tool` spans), `rng` (the jitter's random source), `shared_state` (where
+    the breakers and the default retry bucket live: None for this process, or `redis://...` /
+    `postgresql://...` to share them with a fleet of workers; see toolproof.fleet).
     """
 
     def __init__(
@@ -144,12 +147,13 @@ class Runner:
         retry: RetryPolicy | None = DEFAULT_RETRY,
         budget: RunBudget | None = DEFAULT_RUN_BUDGET,
         breakers: BreakerOption = DEFAULT_BREAKER,
-        retry_bucket: RetryTokenBucket | _Default | None = _DEFAULT,
+        retry_bucket: RetryBucket | _Default | None = _DEFAULT,
         loop_guard: LoopGuard | _Default | None = _DEFAULT,
         audit: bool = True,
         hooks: Sequence[Hook] = (),
         otel: bool | Any = False,
         rng: Callable[[], float] = random.random,
+        shared_state: SharedState | str | None = None,
     ) -> None:
         if not isinstance(toolset, Toolset):
             raise TypeError(f"Runner needs a toolproof.Toolset, got {type(toolset).__name__}")
@@ -161,10 +165,11 @@ class Runner:
         self._call_ids = CallIds()
         self.retry = retry if retry is not None else RetryPolicy(max_attempts=1, max_wall_s=None)
         self.budget = budget
-        self.retry_bucket = RetryTokenBucket() if isinstance(retry_bucket, _Default) else retry_bucket
+        self.shared_state = shared_state if isinstance(shared_state, SharedState) else open_shared_state(shared_state)
+        self.retry_bucket = self.shared_state.bucket() if isinstance(retry_bucket, _Default) else retry_bucket
         self.loop_guard = LoopGuard() if isinstance(loop_guard, _Default) else loop_guard
         self._breaker_option = breakers
-        self._breakers: dict[str, CircuitBreaker | None] = {}
+        self._breakers: dict[str, Breaker | None] = {}
         self._breaker_lock = threading.Lock()
         self._runs: dict[str, RunState] = {}
         self._rng = rng
@@ -180,6 +185,7 @@ class Runner:
             self._finalizer.detach()
             self._writer.close()
         self.store.close()
+        self.shared_state.close()
 
     def flush(self) -> None:
         """Write the queued audit records now (they are written in the background anyway)."""
@@ -192,7 +198,7 @@ class Runner:
     def __exit__(self, *exc: object) -> None:
         self.close()
 
-    def breaker(self, name: str) -> CircuitBreaker | None:
+    def breaker(self, name: str) -> Breaker | None:
         """The breaker for a tool or upstream name (created on first use), or None when it has none."""
         found = self._breakers.get(name, _DEFAULT)
         if not isinstance(found, _Default):
@@ -207,7 +213,7 @@ class Runner:
             existing = self._breakers.get(name, _DEFAULT)
             if not isinstance(existing, _Default):
                 return existing
-            made = None if config is None else CircuitBreaker(name, config, clock=self.clock.monotonic)
+            made = None if config is None else self.shared_state.breaker(name, config, clock=self.clock.monotonic)
             self._breakers[name] = made
             return made
 
@@ -501,6 +507,8 @@ class Runner:
         dispatched: bool, extra: dict[str, Any] | None = None,
     ) -> Pipeline:
         """The envelope of a give-up (same class, `next_action: escalate`) and its stop record."""
+        if self.shared_state.degraded:  # this stop was decided on local state: the fleet's store was away
+            extra = {**(extra or {}), "shared_state": "unreachable"}
         if info.next_action is not NextAction.ESCALATE:
             info = replace(info, next_action=NextAction.ESCALATE)
         status: EffectStatus = effect_status(tool, info, dispatched=dispatched)

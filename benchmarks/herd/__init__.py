@@ -1,0 +1,1 @@
+"""The thundering herd, simulated: many agents, one upstream that fails for a while (see sim.py)."""
