@@ -6,6 +6,8 @@ import json
 from collections import defaultdict
 from functools import cache
 
+import pytest
+
 from toolproof.lint import ALL_RULES, Finding, LintConfig, lint_tooldefs, load_file
 
 from .conftest import CORPORA, LABELS, corpus_files
@@ -20,6 +22,7 @@ def _corpus_findings() -> dict[str, list[Finding]]:
     return out
 
 
+@pytest.mark.e2e
 def test_every_corpus_lints_without_crashing() -> None:
     found = _corpus_findings()
     assert len(found) >= 15  # 5 MCP files, 13 BFCL files with functions
