@@ -1,7 +1,7 @@
 """A guarded call of a read tool against (a) the bare handler, (b) jsonschema-rs validation alone, and
 (c) the same handler behind `jsonschema` validation plus `pydantic.validate_call`, in one run.
 
-Target (issue: foundation): the sync path adds at most 5 µs above (b).
+Target: the sync path adds at most 5 µs above (b), so guarding a call costs less than validating it by hand.
 """
 
 from __future__ import annotations

@@ -8,7 +8,11 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from tests._data import REPO_ROOT
+
+pytestmark = pytest.mark.e2e  # runs lint-imports in a subprocess
 
 LINT_IMPORTS = Path(sys.executable).with_name("lint-imports")
 

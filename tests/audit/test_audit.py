@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import logging
 import threading
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from typing import Annotated, Any
 
 import pytest
@@ -341,7 +341,7 @@ async def test_spans_on_the_async_path() -> None:
 
 
 @pytest.fixture
-def filled(monkeypatch: pytest.MonkeyPatch) -> MemoryStore:
+def filled(monkeypatch: pytest.MonkeyPatch) -> Iterator[MemoryStore]:
     """A real store filled by real calls; the CLI is pointed at it (a file store lands with the SQLite backend)."""
     store = MemoryStore()
     r = Runner(build_tools(), store=store)
@@ -354,7 +354,8 @@ def filled(monkeypatch: pytest.MonkeyPatch) -> MemoryStore:
 
     monkeypatch.setattr(stops_cli, "open_store", lambda url: store)
     monkeypatch.setattr(_common.console, "width", 250)  # tables unwrapped, as on a wide terminal
-    return store
+    yield store
+    r.close()
 
 
 def cli(*args: str) -> Any:

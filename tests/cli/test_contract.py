@@ -23,16 +23,19 @@ def toolproof_cli(*args: str, check: bool = True) -> subprocess.CompletedProcess
     return proc
 
 
+@pytest.mark.e2e
 def test_version() -> None:
     assert toolproof_cli("--version").stdout.startswith("toolproof ")
 
 
+@pytest.mark.e2e
 def test_schema_envelope_is_the_library_schema() -> None:
     from toolproof.contract.envelope import envelope_schema
 
     assert json.loads(toolproof_cli("schema", "envelope").stdout) == envelope_schema()
 
 
+@pytest.mark.e2e
 def test_classify_http_prints_a_valid_envelope() -> None:
     out = toolproof_cli("classify", "http", "429", "--header", "Retry-After: 12", "--body", "slow down").stdout
     env: dict[str, Any] = json.loads(out)
@@ -43,6 +46,7 @@ def test_classify_http_prints_a_valid_envelope() -> None:
     assert env["error"]["retry_after_s"] == 12
 
 
+@pytest.mark.e2e
 def test_classify_http_bad_input_is_a_clear_error() -> None:
     proc = toolproof_cli("classify", "http", "99", check=False)
     assert proc.returncode == 2
@@ -52,6 +56,7 @@ def test_classify_http_bad_input_is_a_clear_error() -> None:
     assert "Traceback" not in proc.stderr
 
 
+@pytest.mark.e2e
 def test_export_formats() -> None:
     for fmt, key in (("mcp", "inputSchema"), ("openai", "function"), ("anthropic", "input_schema")):
         tools = json.loads(toolproof_cli("export", "toolproof.examples.wholesaler:toolset", "--format", fmt).stdout)
@@ -59,6 +64,7 @@ def test_export_formats() -> None:
         assert all(key in t for t in tools)
 
 
+@pytest.mark.e2e
 def test_export_bad_target() -> None:
     for target in ("nope", "no.such.module:x", "toolproof.examples.wholesaler:missing",
                    "toolproof.examples.wholesaler:CROPS"):

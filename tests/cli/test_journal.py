@@ -8,6 +8,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+import pytest
 from typer.testing import CliRunner
 
 import toolproof
@@ -75,6 +76,7 @@ def test_resolve_not_done_and_errors(tmp_path: Path) -> None:
     assert cli.invoke(app, ["journal", "list", "--store", "redis://x"]).exit_code == 2
 
 
+@pytest.mark.e2e
 def test_store_from_environment_in_a_real_process(tmp_path: Path) -> None:
     url = f"sqlite:///{tmp_path / 'j.sqlite3'}"
     key = _unknown_write(url)

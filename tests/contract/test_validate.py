@@ -55,6 +55,7 @@ def test_any_text(name: str, text: str) -> None:
     _assert_clean(RUNNER.call_sync(name, text, context=CTX))
 
 
+@pytest.mark.e2e  # 300 generated calls through the whole pipeline: seconds, not the fast loop
 @settings(max_examples=300)
 @given(
     name=st.sampled_from(TOOLSET.names),

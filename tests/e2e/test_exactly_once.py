@@ -132,7 +132,7 @@ def test_worker_killed_between_effect_and_journal_update(store_url: str, tmp_pat
         time.sleep(0.01)
     assert ready.exists(), proc.stderr.read() if proc.stderr else ""
     os.kill(proc.pid, signal.SIGKILL)  # the order is committed; the journal still says in_flight
-    proc.wait(timeout=10)
+    proc.communicate(timeout=10)
     key = ready.read_text()
     shop = Shop(shop_path, today=lambda: TODAY)
     store = open_store(store_url)

@@ -33,17 +33,20 @@ def test_corpus_is_the_checkouts_copy() -> None:
     assert (bfcl.default_root() / "BFCL_v4_simple_python.json").exists()
 
 
+@pytest.mark.e2e
 def test_every_ast_category_is_covered(rows: list) -> None:  # type: ignore[type-arg]
     assert [r.category for r in rows] == list(bfcl.AST_CATEGORIES)
     assert all(r.ground_truths > 0 and r.perturbations > 0 for r in rows)
     assert sum(r.ground_truths for r in rows) == 2501
 
 
+@pytest.mark.e2e
 def test_agreement_is_total_on_ground_truths(rows: list) -> None:  # type: ignore[type-arg]
     for r in rows:
         assert r.ground_truth_agree == r.ground_truths, [d for d in r.disagreements if d.kind == "ground_truth"]
 
 
+@pytest.mark.e2e
 def test_agreement_on_perturbations_is_at_least_99_percent(rows: list) -> None:  # type: ignore[type-arg]
     total = sum(r.perturbations for r in rows)
     agree = sum(r.perturbation_agree for r in rows)
@@ -101,6 +104,7 @@ def test_tools_for_a_real_endpoint_use_json_schema_types() -> None:
         "description"]
 
 
+@pytest.mark.e2e
 def test_perturbations_fail_as_intended_except_the_documented_leniencies(rows: list) -> None:  # type: ignore[type-arg]
     total = sum(r.perturbations for r in rows)
     intended = sum(r.perturbation_as_intended for r in rows)

@@ -73,18 +73,21 @@ def store(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Store]:
 
 
 @pytest.fixture
-def invoices(tmp_path: Path) -> Invoices:
-    return Invoices(tmp_path / "invoices.sqlite3")
+def invoices(tmp_path: Path) -> Iterator[Invoices]:
+    inv = Invoices(tmp_path / "invoices.sqlite3")
+    yield inv
+    inv.db.close()
 
 
 @pytest.fixture
-def jr(shop: Shop, invoices: Invoices, store: Store) -> toolproof.Runner:
+def jr(shop: Shop, invoices: Invoices, store: Store) -> Iterator[toolproof.Runner]:
     """The wholesaler's tools plus the non-idempotent invoice tool, journaled in `store`."""
     wholesaler = build_toolset(shop)
     tools = toolproof.Toolset([*(wholesaler.get(n) for n in ("place_order", "get_order_status", "check_stock")),
                                *invoice_tools(invoices)])
     # The loop guard (tested in test_orchestrator) would stop identical repeats before the journal sees them.
-    return toolproof.Runner(tools, store=store, loop_guard=None)
+    with toolproof.Runner(tools, store=store, loop_guard=None) as runner:
+        yield runner
 
 
 def test_first_call_dispatches_and_repeat_replays(jr: toolproof.Runner, shop: Shop, buyer: Any) -> None:
@@ -197,6 +200,7 @@ def test_internal_error_after_dispatch_is_replayed(jr: toolproof.Runner, invoice
     assert len(invoices.seen_keys) == 1
 
 
+@pytest.mark.e2e
 def test_idempotent_write_timeout_releases_and_the_retry_resends_the_key(invoices: Invoices, buyer: Any) -> None:
     runner = toolproof.Runner(toolproof.Toolset(invoice_tools(invoices, idempotent=True)))
     invoices.lose_reply = True

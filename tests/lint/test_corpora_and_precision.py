@@ -6,6 +6,8 @@ import json
 from collections import defaultdict
 from functools import cache
 
+import pytest
+
 from tests._data import CORPORA
 from toolproof.lint import ALL_RULES, Finding, LintConfig, lint_tooldefs, load_file
 
@@ -21,6 +23,7 @@ def _corpus_findings() -> dict[str, list[Finding]]:
     return out
 
 
+@pytest.mark.e2e  # lints every corpus file (cached for the module)
 def test_every_corpus_lints_without_crashing() -> None:
     found = _corpus_findings()
     assert len(found) >= 15  # 5 MCP files, 13 BFCL files with functions
@@ -56,6 +59,7 @@ def precision_table() -> dict[str, tuple[int, int, int]]:
     return {code: (a, b, c) for code, (a, b, c) in sorted(table.items())}
 
 
+@pytest.mark.e2e  # lints every corpus file (cached for the module)
 def test_default_on_rules_are_precise() -> None:
     table = precision_table()
     for rule in ALL_RULES:
@@ -64,6 +68,7 @@ def test_default_on_rules_are_precise() -> None:
             assert right / still >= 0.9, f"{rule.code} {rule.slug}: precision {right}/{still} < 90% but on by default"
 
 
+@pytest.mark.e2e  # lints every corpus file (cached for the module)
 def test_most_labels_still_reproduce() -> None:
     table = precision_table()
     still = sum(v[1] for v in table.values())

@@ -113,6 +113,7 @@ def _cli(*args: str, cwd: Path = REPO_ROOT) -> subprocess.CompletedProcess[str]:
                           cwd=cwd, env={**ENV, "PATH": "/usr/bin:/bin"}, timeout=120)
 
 
+@pytest.mark.e2e
 def test_cli_exit_codes_and_json(tmp_path: Path) -> None:
     new = _cli("toolproof.examples.wholesaler:toolset", "--format", "json")
     assert new.returncode == 0 and json.loads(new.stdout) == []
@@ -129,12 +130,14 @@ def test_cli_exit_codes_and_json(tmp_path: Path) -> None:
     assert res.returncode == 2 and "JSONL" in res.stderr
 
 
+@pytest.mark.e2e
 def test_cli_sarif_on_a_corpus_file() -> None:
 
     res = _cli(str(corpus("mcp_tools", "mcp_reference_servers_tools.jsonl")), "--format", "sarif")
     assert json.loads(res.stdout)["runs"][0]["results"]
 
 
+@pytest.mark.e2e
 def test_live_mcp_server_over_stdio() -> None:
     """A real MCP server (the reference `time` server, installed) started as a subprocess."""
     tools = load_mcp_command(f"{sys.executable} -m mcp_server_time")
@@ -153,6 +156,7 @@ def _free_port() -> int:
         return int(s.getsockname()[1])
 
 
+@pytest.mark.e2e
 def test_live_mcp_server_over_streamable_http() -> None:
     """A real MCP server over HTTP in a subprocess; linted through the library and the CLI's --mcp-url."""
     import socket

@@ -14,7 +14,7 @@ from tests.mcp_servers.harness import dispatches, misbehaving
 from toolproof import CallContext, ErrorClass, Runner
 from toolproof.mcp import ToolOverride, import_tools
 
-pytestmark = pytest.mark.timeout(60)
+pytestmark = [pytest.mark.timeout(60), pytest.mark.e2e]  # real upstream servers, in subprocesses
 
 
 async def test_tools_are_imported_untrusted_validated_and_named_safely(tmp_path: Path) -> None:

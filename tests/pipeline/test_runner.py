@@ -83,7 +83,7 @@ def test_async_and_sync_paths_agree(runner: toolproof.Runner, buyer: Any) -> Non
     b = asyncio.run(runner.call("place_order", ORDER, context=buyer))
     assert a.ok and b.ok
     assert a.result["order_id"] == b.result["order_id"]
-    # The journal replays the first result (issue 4): the handler is not called again.
+    # A repeat of the same write on the async path: the journal replays the first result, no second dispatch.
     assert b.meta.replayed and b.result == a.result
 
 

@@ -58,7 +58,6 @@ class Router:
         self._tokenize = Tokenizer()
         self._keywords = {g: [self._tokenize(w) for w in words] for g, words in (keywords or {}).items()}
         self._always = tuple(always)
-        self._members = members
 
     def route(self, message: str, n: int = 1) -> list[Route]:
         """Up to `n` groups (plus keyword matches and `always` groups), best first."""

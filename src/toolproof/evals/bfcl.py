@@ -32,7 +32,6 @@ AST_CATEGORIES: Final = (
     "live_parallel",
     "live_parallel_multiple",
 )
-RELEVANCE_CATEGORIES: Final = ("irrelevance", "live_irrelevance", "live_relevance")
 UNSCORED_CATEGORIES: Final = (
     "multi_turn_base",
     "multi_turn_long_context",

@@ -14,7 +14,7 @@ from typing import Any
 
 from ..catalog.toolset import Toolset
 from .cases import Case, CaseSet, Expectation, check_against_toolset
-from .models import Model, ModelError, ModelReply, ModelRequest, run_all
+from .models import Model, ModelError, ModelRequest, run_all
 from .scoring import CallCheck, FieldError, ToolCall, ToolSpec, check_call, check_parallel
 
 
@@ -227,7 +227,3 @@ def run_selection(
         results.append(RunResult(case.id, request.run, check.tool_ok, check.args_ok, reply.calls, check.errors,
                                  reply.text))
     return SelectionReport(model.name, label, runs, tuple(results), {c.id: c.tags for c in cases.cases})
-
-
-def replies_of(report: SelectionReport) -> list[ModelReply]:
-    return [ModelReply(r.calls, r.text) for r in report.results]

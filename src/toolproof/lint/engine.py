@@ -8,7 +8,7 @@ from typing import Any, cast
 
 from ..contract.errors import DefinitionError
 from .config import LintConfig
-from .findings import Finding, Severity, severity_rank
+from .findings import Finding, Severity
 from .loaders import to_tooldefs
 from .model import ToolDef
 from .rules import ALL_RULES, RUN_WIDE, Hit, Rule
@@ -89,8 +89,3 @@ def lint(target: Any, config: LintConfig | None = None) -> list[Finding]:
     """Lint a `Toolset`, a list of tool definitions (MCP, OpenAI, Anthropic or BFCL dicts), a tools/list
     result, or `ToolDef`s. Returns findings; never raises for a bad definition (that is a finding)."""
     return lint_tooldefs(to_tooldefs(target), config)
-
-
-def worst(findings: Iterable[Finding]) -> str | None:
-    ranked = max(findings, key=lambda f: severity_rank(f.severity), default=None)
-    return ranked.severity if ranked else None

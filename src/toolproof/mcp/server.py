@@ -32,7 +32,6 @@ META_CONVERSATION_ID: Final = "dev.toolproof/conversation_id"
 META_PRINCIPAL: Final = "dev.toolproof/principal"
 META_RUN_ID: Final = "dev.toolproof/run_id"
 META_OCCURRENCE: Final = "dev.toolproof/occurrence"
-META_KEYS: Final = (META_CONVERSATION_ID, META_PRINCIPAL, META_RUN_ID, META_OCCURRENCE)
 
 DEFAULT_SERVER_NAME: Final = "toolproof"
 

@@ -103,9 +103,6 @@ class RetryPolicy:
         return delay
 
 
-NO_RETRY: Final = RetryPolicy(max_attempts=1)
-
-
 @dataclass(frozen=True, slots=True)
 class RunBudget:
     """Limits across all calls of one agent run (`CallContext.run_id`): total retries and wall clock.

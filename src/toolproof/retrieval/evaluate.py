@@ -84,26 +84,6 @@ def summarize(results: Sequence[QueryResult], ks: Sequence[int] = KS) -> Retriev
     )
 
 
-def evaluate(
-    search: Callable[[str, int], Sequence[str]],
-    queries: Sequence[GoldQuery],
-    *,
-    depth: int = max(KS),
-    on_query: Callable[[QueryResult], None] | None = None,
-) -> RetrievalReport:
-    """Run `search(text, depth) -> ranked ids` over every query, timing each call."""
-    results: list[QueryResult] = []
-    for query in queries:
-        start = time.perf_counter()
-        ranked = search(query.text, depth)
-        elapsed = (time.perf_counter() - start) * 1000
-        result = judge(query, ranked, elapsed)
-        results.append(result)
-        if on_query is not None:
-            on_query(result)
-    return summarize(results)
-
-
 @dataclass(frozen=True, slots=True)
 class BenchmarkRun:
     """One evaluated configuration: the report plus what was measured (pool size, build time)."""

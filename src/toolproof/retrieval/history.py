@@ -7,7 +7,7 @@ most similar past messages vote, weighted by BM25 similarity, for the tools they
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
 import numpy as np
@@ -71,7 +71,3 @@ class UsageHistory:
                 out[row] = vote
         top = float(out.max()) if size else 0.0
         return out / top if top > 0 else out
-
-
-def history_from_pairs(pairs: Iterable[tuple[str, Sequence[str]]]) -> UsageHistory:
-    return UsageHistory(Usage(message, tuple(ids), key=str(i)) for i, (message, ids) in enumerate(pairs))

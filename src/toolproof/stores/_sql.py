@@ -9,7 +9,7 @@ from __future__ import annotations
 import json
 from abc import abstractmethod
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import replace
 from typing import Any, Final
 
@@ -116,6 +116,20 @@ SQL_EXPIRE: Final = (
 )
 
 
+def migrate(execute: Callable[..., Any], *, real: str, serial: str, mark: str) -> None:
+    """Bring the schema to the newest version with `execute(sql[, params])` inside the caller's transaction,
+    which also holds the dialect's lock, so two processes never apply one migration twice. `mark` is the
+    dialect's placeholder."""
+    execute("CREATE TABLE IF NOT EXISTS toolproof_schema (version INTEGER NOT NULL)")
+    row = execute("SELECT MAX(version) FROM toolproof_schema").fetchone()
+    current = (row[0] if row else None) or 0
+    for version, statements in MIGRATIONS:
+        if version > current:
+            for statement in statements:
+                execute(statement.format(real=real, serial=serial))
+            execute(f"INSERT INTO toolproof_schema (version) VALUES ({mark})", (version,))
+
+
 def dumps(value: Any) -> str:
     return json.dumps(value, ensure_ascii=False, separators=(",", ":"), default=str)
 
@@ -175,6 +189,10 @@ class SqlStore(Store):
     @abstractmethod
     def _run_many(self, sql: str, rows: Sequence[Sequence[Any]]) -> None:
         """Run one statement for many parameter rows in one transaction."""
+
+    def schema_version(self) -> int:
+        _, rows = self._run("SELECT MAX(version) FROM toolproof_schema")
+        return int(rows[0][0] or 0)
 
     # --- audit ----------------------------------------------------------------------------------------------
     def append_audit(self, records: Sequence[AuditRecord]) -> None:

@@ -52,7 +52,7 @@ class Store(ABC):
     ) -> StopRecord | None:
         """Mark a stop resolved (and, when known, settle its effect status); None if there is no such stop."""
 
-    # --- write journal (issue 4): one row per intended write, claimed before dispatch -----------------------
+    # --- write journal: one row per intended write, claimed before dispatch so a repeat finds it ------------
     @abstractmethod
     def journal_claim(self, intent: Intent) -> bool:
         """`INSERT ... ON CONFLICT DO NOTHING`: True when this call wrote the row (its key and its operation

@@ -21,7 +21,6 @@ class MemoryStore(Store):
         self._lock = threading.Lock()
         # A bounded deque: the oldest records fall off in O(1) (a list's `del [:n]` moved 100,000 rows a batch).
         self._audit: deque[AuditRecord] = deque(maxlen=max_audit)
-        self._max_audit = max_audit
         self._stops: dict[str, StopRecord] = {}
         self._intents: dict[str, Intent] = {}
         self._operations: dict[str, str] = {}  # operation id -> key: the UNIQUE index of the SQL stores

@@ -20,7 +20,6 @@ from typing import Any
 from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
 from ._sql import (
-    MIGRATIONS,
     SQL_CLAIM,
     SQL_EXPIRE,
     SQL_FINISH,
@@ -31,6 +30,7 @@ from ._sql import (
     dumps,
     intent_from_row,
     intent_params,
+    migrate,
 )
 from .base import FinishStatus
 from .intent import Intent
@@ -107,20 +107,8 @@ class PostgresStore(SqlStore):
             if self.schema is not None:
                 conn.execute(f'CREATE SCHEMA IF NOT EXISTS "{self.schema}"')
                 conn.execute(f'SET LOCAL search_path TO "{self.schema}"')
-            conn.execute("CREATE TABLE IF NOT EXISTS toolproof_schema (version INTEGER NOT NULL)")
-            row = conn.execute("SELECT MAX(version) FROM toolproof_schema").fetchone()
-            current = (row[0] if row else None) or 0
-            for version, statements in MIGRATIONS:
-                if version <= current:
-                    continue
-                for statement in statements:
-                    conn.execute(statement.format(real="DOUBLE PRECISION", serial="BIGSERIAL PRIMARY KEY"))
-                conn.execute("INSERT INTO toolproof_schema (version) VALUES (%s)", (version,))
+            migrate(conn.execute, real="DOUBLE PRECISION", serial="BIGSERIAL PRIMARY KEY", mark="%s")
             conn.commit()
-
-    def schema_version(self) -> int:
-        _, rows = self._run("SELECT MAX(version) FROM toolproof_schema")
-        return int(rows[0][0] or 0)
 
     # --- sync --------------------------------------------------------------------------------------------------
     def _run(self, sql: str, params: Sequence[Any] = ()) -> tuple[int, list[tuple[Any, ...]]]:

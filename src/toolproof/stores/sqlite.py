@@ -20,7 +20,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, Final
 
-from ._sql import MIGRATIONS, SQL_FINISH, SQL_RELEASE, SqlStore, dumps
+from ._sql import SQL_FINISH, SQL_RELEASE, SqlStore, dumps, migrate
 from .base import FinishStatus
 
 SYNCHRONOUS: Final = ("OFF", "NORMAL", "FULL", "EXTRA")
@@ -73,15 +73,7 @@ class SqliteStore(SqlStore):
             db = self._db
             db.execute("BEGIN IMMEDIATE")  # one migrator at a time across processes
             try:
-                db.execute("CREATE TABLE IF NOT EXISTS toolproof_schema (version INTEGER NOT NULL)")
-                row = db.execute("SELECT MAX(version) FROM toolproof_schema").fetchone()
-                current = row[0] or 0
-                for version, statements in MIGRATIONS:
-                    if version <= current:
-                        continue
-                    for statement in statements:
-                        db.execute(statement.format(real="REAL", serial="INTEGER PRIMARY KEY AUTOINCREMENT"))
-                    db.execute("INSERT INTO toolproof_schema (version) VALUES (?)", (version,))
+                migrate(db.execute, real="REAL", serial="INTEGER PRIMARY KEY AUTOINCREMENT", mark="?")
                 db.execute("COMMIT")
             except BaseException:
                 db.execute("ROLLBACK")
