@@ -6,17 +6,16 @@ import importlib
 import json
 import os
 import sys
-from pathlib import Path
 
 import typer
 
-from ._common import console, fail
+from ._options import OutOpt, console, fail, say
 
 
 def bench_cmd(
     quick: bool = typer.Option(False, "--quick", help="Fewer iterations, for a short run."),
     only: list[str] = typer.Option([], "--only", help="Run benchmarks whose name contains this (repeatable)."),
-    json_out: Path | None = typer.Option(None, "--json", help="Also write the results as JSON."),
+    out: OutOpt = None,
 ) -> None:
     """Run every benchmark in benchmarks/ against its same-run baseline and print the ratios."""
     cwd = os.getcwd()
@@ -27,8 +26,9 @@ def bench_cmd(
     except ImportError:
         raise fail("no benchmarks/ package here: run `toolproof bench` from the repository root") from None
     results = runner.run_all(quick=quick, only=only or None, console=console)
-    if json_out:
-        json_out.write_text(json.dumps(results, indent=2, default=str))
+    if out is not None:
+        out.write_text(json.dumps(results, indent=2, default=str))
+        say(f"wrote the results to {out}", stderr=True)
     if any(b["error"] for b in results["benchmarks"].values()):
         raise typer.Exit(1)
 
