@@ -48,6 +48,7 @@ def _save_recording(model: Any, record: Path | None, label: str, several: bool) 
 
 def _show(report: dict[str, Any], as_json: bool) -> None:
     """One report: a table for a person, or (with --json) nothing now: the reports go out as JSON lines at the end."""
+    from ..evals.report import print_report
 
     if not as_json:
         print_report(report, console)
