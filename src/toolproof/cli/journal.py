@@ -49,7 +49,7 @@ def list_cmd(
         raise fail(f"--status must be one of {', '.join(INTENT_STATUSES)}, got {status!r}")
     journal = _journal(store)
     try:
-        rows = journal.list(status, limit)  # type: ignore[arg-type]
+        rows = journal.list(status, limit)
     finally:
         journal.store.close()
     if as_json:
