@@ -5,11 +5,10 @@ from __future__ import annotations
 import json
 import logging
 import threading
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from typing import Annotated, Any
 
 import pytest
-from typer.testing import CliRunner
 
 import toolproof
 from toolproof import CallContext, Runner, Tool, Toolset
@@ -335,78 +334,3 @@ async def test_spans_on_the_async_path() -> None:
     r = Runner(build_tools(), otel=provider.get_tracer("test"))
     await r.call("get_account", {"user": "a", "api_token": "t"})
     assert [s.name for s in exporter.get_finished_spans()] == ["execute_tool get_account"]
-
-
-# --- the CLI --------------------------------------------------------------------------------------------------
-
-
-@pytest.fixture
-def filled(monkeypatch: pytest.MonkeyPatch) -> Iterator[MemoryStore]:
-    """A real store filled by real calls; the CLI is pointed at it (a file store lands with the SQLite backend)."""
-    store = MemoryStore()
-    r = Runner(build_tools(), store=store)
-    r.call_sync("get_account", {"user": "a", "api_token": SECRET})
-    r.call_sync("get_account", {"user": "locked", "api_token": SECRET})
-    r.call_sync("get_account", {"user": 3, "api_token": SECRET})
-    r.flush()
-    import toolproof.cli.stops as stops_cli
-    from toolproof.cli import _common
-
-    monkeypatch.setattr(stops_cli, "open_store", lambda url: store)
-    monkeypatch.setattr(_common.console, "width", 250)  # tables unwrapped, as on a wide terminal
-    yield store
-    r.close()
-
-
-def cli(*args: str) -> Any:
-    from toolproof.cli import app
-
-    return CliRunner().invoke(app, list(args))
-
-
-def test_cli_stops_list_show_resolve(filled: MemoryStore) -> None:
-    (stop,) = filled.list_stops()
-    listed = cli("stops", "list", "--json")
-    assert listed.exit_code == 0, listed.output
-    assert json.loads(listed.output.splitlines()[0])["id"] == stop.id
-    table = cli("stops", "list")
-    assert stop.id in table.output and "non_retryable" in table.output
-    shown = cli("stops", "show", stop.id)
-    assert json.loads(shown.output)["code"] == "AUTH_FAILED"
-    resolved = cli("stops", "resolve", stop.id, "--note", "token rotated", "--effect", "not_done")
-    assert resolved.exit_code == 0, resolved.output
-    assert json.loads(resolved.output)["resolution"] == "token rotated"
-    assert "no open stop records" in cli("stops", "list").output
-    assert stop.id in cli("stops", "list", "--status", "resolved").output
-
-
-def test_cli_stops_errors(filled: MemoryStore) -> None:
-    missing = cli("stops", "show", "stop_nope")
-    assert missing.exit_code == 1
-    assert cli("stops", "list", "--status", "maybe").exit_code == 2
-    assert cli("stops", "resolve", "stop_nope", "--note", "x").exit_code == 1
-    assert cli("stops", "resolve", "stop_nope", "--note", "x", "--effect", "perhaps").exit_code == 2
-
-
-def test_cli_unknown_store_url_is_a_clear_error() -> None:
-    result = cli("stops", "list", "--store", "mongodb://nowhere")
-    assert result.exit_code == 2
-    assert "unsupported store URL" in result.output
-
-
-def test_cli_audit_tail_export_fields(filled: MemoryStore, tmp_path: Any) -> None:
-    tail = cli("audit", "tail", "--json")
-    lines = [json.loads(line) for line in tail.output.splitlines()]
-    assert [x["validation"] for x in lines] == ["ok", "ok", "failed"]
-    assert SECRET not in tail.output
-    assert "get_account" in cli("audit", "tail").output
-    out = tmp_path / "audit.jsonl"
-    assert cli("audit", "export", "--format", "jsonl", "--output", str(out)).exit_code == 0
-    assert len(out.read_text().splitlines()) == 3
-    csv_out = cli("audit", "export", "--format", "csv")
-    assert csv_out.output.splitlines()[0].startswith("at,call_id,tool")
-    assert cli("audit", "export", "--format", "xml").exit_code == 2
-    fields = json.loads(cli("audit", "fields", "--json").output)
-    assert fields == [{"tool": "get_account", "field": "user",
-                       "schema_version": build_tools().get("get_account").schema_version, "count": 1}]
-    assert "user" in cli("audit", "fields").output

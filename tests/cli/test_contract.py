@@ -3,24 +3,13 @@
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
+from pathlib import Path
 from typing import Any
 
 import jsonschema_rs
 import pytest
 
-from tests._data import REPO_ROOT
-
-
-def toolproof_cli(*args: str, check: bool = True) -> subprocess.CompletedProcess[str]:
-    env = {**os.environ, "PYTHONPATH": f"{REPO_ROOT / 'src'}{os.pathsep}{REPO_ROOT}"}
-    proc = subprocess.run([sys.executable, "-m", "toolproof", *args], capture_output=True, text=True, cwd=REPO_ROOT,
-                          env=env, timeout=60)
-    if check:
-        assert proc.returncode == 0, proc.stderr
-    return proc
+from tests.cli._run import fill, json_lines, toolproof_cli
 
 
 @pytest.mark.e2e
@@ -48,10 +37,10 @@ def test_classify_http_prints_a_valid_envelope() -> None:
 
 @pytest.mark.e2e
 def test_classify_http_bad_input_is_a_clear_error() -> None:
-    proc = toolproof_cli("classify", "http", "99", check=False)
+    proc = toolproof_cli("classify", "http", "99", code=None)
     assert proc.returncode == 2
     assert "status must be" in proc.stderr
-    proc = toolproof_cli("classify", "http", "500", "--header", "no-colon", check=False)
+    proc = toolproof_cli("classify", "http", "500", "--header", "no-colon", code=None)
     assert proc.returncode == 2
     assert "Traceback" not in proc.stderr
 
@@ -68,19 +57,19 @@ def test_export_formats() -> None:
 def test_export_bad_target() -> None:
     for target in ("nope", "no.such.module:x", "toolproof.examples.wholesaler:missing",
                    "toolproof.examples.wholesaler:CROPS"):
-        proc = toolproof_cli("export", target, check=False)
+        proc = toolproof_cli("export", target, code=None)
         assert proc.returncode == 2, target
         assert "Traceback" not in proc.stderr
 
 
-def test_the_cli_commands_share_one_default_store(monkeypatch: pytest.MonkeyPatch) -> None:
-    from toolproof.cli._common import DEFAULT_STORE, store_url
+def test_the_cli_commands_share_one_default_store(tmp_path: Path) -> None:
+    """serve/gateway write .toolproof/toolproof.sqlite3 (or $TOOLPROOF_STORE); journal, stops and audit read it."""
+    from toolproof.stores import FILE_STORE
 
-    monkeypatch.delenv("TOOLPROOF_STORE", raising=False)
-    assert store_url(None) == DEFAULT_STORE == "sqlite:///.toolproof/toolproof.sqlite3"
-    monkeypatch.setenv("TOOLPROOF_STORE", "memory://")
-    assert store_url(None) == "memory://"
-    assert store_url("sqlite:///x.db") == "sqlite:///x.db"
-    from toolproof.cli import stops
-
-    assert stops.STORE_OPTION.default == DEFAULT_STORE  # stops and audit read what serve/gateway/journal write
+    assert FILE_STORE == "sqlite:///.toolproof/toolproof.sqlite3"
+    fill(f"sqlite:///{tmp_path / '.toolproof' / 'toolproof.sqlite3'}")
+    assert len(json_lines(toolproof_cli("stops", "list", "--json", cwd=tmp_path).stdout)) == 2
+    elsewhere = tmp_path / "elsewhere.sqlite3"
+    fill(f"sqlite:///{elsewhere}")
+    env = {"TOOLPROOF_STORE": f"sqlite:///{elsewhere}"}
+    assert len(json_lines(toolproof_cli("journal", "list", "--json", cwd=tmp_path, env=env).stdout)) == 2

@@ -1,87 +1,84 @@
-"""`toolproof journal ...` on a real SQLite journal that a Runner wrote."""
+"""`toolproof journal ...` as a real subprocess on a real SQLite journal that a Runner wrote."""
 
 from __future__ import annotations
 
-import json
-import subprocess
-import sys
 from pathlib import Path
-from typing import Any
 
 import pytest
-from typer.testing import CliRunner
 
-import toolproof
-from tests._data import REPO_ROOT
-from toolproof.cli import app
+from tests.cli._run import fill, json_lines, toolproof_cli
 
 
-def _unknown_write(url: str) -> str:
-    @toolproof.tool(effect="write")
-    def send_invoice(amount_rs: int) -> dict[str, int]:
-        """Send one invoice; the reply is lost.
-
-        Args:
-            amount_rs: Amount in rupees.
-        """
-        raise TimeoutError
-
-    runner = toolproof.Runner(toolproof.Toolset([send_invoice]), store=url)
-    env = runner.call_sync("send_invoice", {"amount_rs": 5}, context=toolproof.CallContext(conversation_id="c"))
-    runner.close()
-    assert env.error is not None and env.error.idempotency_key is not None
-    return env.error.idempotency_key
+@pytest.fixture
+def url(tmp_path: Path) -> str:
+    return f"sqlite:///{tmp_path / 'j.sqlite3'}"
 
 
-def test_list_show_resolve_prune(tmp_path: Path) -> None:
-    url = f"sqlite:///{tmp_path / 'j.sqlite3'}"
-    key = _unknown_write(url)
-    cli = CliRunner()
+def test_list_show_resolve_prune(url: str) -> None:
+    keys = fill(url)
+    listed = json_lines(toolproof_cli("journal", "list", "--status", "unknown", "--json", "--store", url).stdout)
+    assert [r["key"] for r in listed] == [keys["unknown"]]
+    assert "2 entries in" in toolproof_cli("journal", "list", "-s", url).stdout
+    (shown,) = json_lines(toolproof_cli("journal", "show", keys["unknown"], "--json", "-s", url).stdout)
+    assert shown["status"] == "unknown"
+    assert "status: unknown" in toolproof_cli("journal", "show", keys["unknown"], "-s", url).stdout
 
-    out = cli.invoke(app, ["journal", "list", "--status", "unknown", "--json", "--store", url])
-    assert out.exit_code == 0, out.output
-    assert [r["key"] for r in json.loads(out.output)] == [key]
-    table = cli.invoke(app, ["journal", "list", "--store", url])
-    assert table.exit_code == 0 and "1 entry" in table.output
+    resolved = toolproof_cli("journal", "resolve", keys["unknown"], "--done", "--result", '{"invoice_id": 9}',
+                             "--note", "found in billing", "--json", "--store", url)
+    (left,) = json_lines(resolved.stdout)
+    assert left["was"] == "unknown" and left["entry"]["status"] == "done"
+    assert left["entry"]["resolution"] == "found in billing"
+    assert left["entry"]["outcome"]["result"] == {"invoice_id": 9}
 
-    shown = cli.invoke(app, ["journal", "show", key, "--store", url])
-    assert shown.exit_code == 0 and json.loads(shown.output)["status"] == "unknown"
-
-    resolved = cli.invoke(app, ["journal", "resolve", key, "--done", "--result", '{"invoice_id": 9}', "--note",
-                                "found in billing", "--store", url])
-    assert resolved.exit_code == 0, resolved.output
-    body: dict[str, Any] = json.loads(resolved.output)
-    assert body["status"] == "done" and body["resolution"] == "found in billing"
-    assert body["outcome"]["result"] == {"invoice_id": 9}
-
-    kept = cli.invoke(app, ["journal", "prune", "--store", url])
-    assert kept.exit_code == 0 and "pruned 0 entries" in kept.output
-    pruned = cli.invoke(app, ["journal", "prune", "--older-than", "0s", "--store", url])
-    assert pruned.exit_code == 0 and "pruned 1 entry" in pruned.output
+    assert "pruned 0 entries" in toolproof_cli("journal", "prune", "--store", url).stdout
+    assert "pruned 2 entries" in toolproof_cli("journal", "prune", "--older-than", "0s", "--store", url).stdout
 
 
-def test_resolve_not_done_and_errors(tmp_path: Path) -> None:
-    url = f"sqlite:///{tmp_path / 'j.sqlite3'}"
-    key = _unknown_write(url)
-    cli = CliRunner()
-    assert cli.invoke(app, ["journal", "resolve", key, "--store", url]).exit_code == 2
-    assert cli.invoke(app, ["journal", "resolve", key, "--not-done", "--result", "1", "--store", url]).exit_code == 2
-    assert cli.invoke(app, ["journal", "resolve", key, "--done", "--result", "{bad", "--store", url]).exit_code == 2
-    ok = cli.invoke(app, ["journal", "resolve", key, "--not-done", "--store", url])
-    assert ok.exit_code == 0, ok.output
-    assert cli.invoke(app, ["journal", "show", key, "--store", url]).exit_code == 1
-    assert cli.invoke(app, ["journal", "resolve", key, "--done", "--store", url]).exit_code == 1
-    assert cli.invoke(app, ["journal", "list", "--status", "bogus", "--store", url]).exit_code == 2
-    assert cli.invoke(app, ["journal", "prune", "--older-than", "soon", "--store", url]).exit_code == 2
-    assert cli.invoke(app, ["journal", "list", "--store", "redis://x"]).exit_code == 2
+def test_bad_input_is_exit_2(url: str) -> None:
+    key = fill(url)["unknown"]
+    for args in (["resolve", key], ["resolve", key, "--not-done", "--result", "1"],
+                 ["resolve", key, "--done", "--result", "{bad"], ["list", "--status", "bogus"],
+                 ["prune", "--older-than", "soon"], ["resolve", key, "--done", "--force"]):
+        proc = toolproof_cli("journal", *args, "--store", url, code=2)
+        assert proc.stderr.startswith("error: ") and "Traceback" not in proc.stderr
+    assert "unsupported store URL" in toolproof_cli("journal", "list", "--store", "redis://x", code=2).stderr
 
 
-@pytest.mark.e2e
-def test_store_from_environment_in_a_real_process(tmp_path: Path) -> None:
-    url = f"sqlite:///{tmp_path / 'j.sqlite3'}"
-    key = _unknown_write(url)
-    env = {"TOOLPROOF_STORE": url, "PYTHONPATH": f"{REPO_ROOT / 'src'}:{REPO_ROOT}", "PATH": "/usr/bin:/bin"}
-    proc = subprocess.run([sys.executable, "-m", "toolproof", "journal", "list", "--status", "unknown", "--json"],
-                          env=env, capture_output=True, text=True, timeout=60)
-    assert proc.returncode == 0, proc.stderr
-    assert [r["key"] for r in json.loads(proc.stdout)] == [key]
+def test_not_done_on_a_done_entry_is_refused_and_changes_nothing(url: str) -> None:
+    """The old CLI printed "status": "done" and deleted the entry, so the next identical call sent again."""
+    key = fill(url)["done"]
+    refused = toolproof_cli("journal", "resolve", key, "--not-done", "--store", url, code=1)
+    assert "is done, not unknown" in refused.stderr and "--force" not in refused.stdout
+    (entry,) = json_lines(toolproof_cli("journal", "show", key, "--json", "-s", url).stdout)
+    assert entry["status"] == "done" and entry["outcome"]["result"] == {"invoice_id": 4}
+    toolproof_cli("journal", "resolve", key, "--done", "-s", url, code=1)  # done again: refused too
+
+
+def test_force_needs_a_note_and_is_audited_and_prints_what_it_left(url: str) -> None:
+    key = fill(url)["done"]
+    toolproof_cli("journal", "resolve", key, "--not-done", "--force", "-s", url, code=2)
+    forced = toolproof_cli("journal", "resolve", key, "--not-done", "--force", "--note", "refunded by hand",
+                           "--json", "-s", url)
+    assert json_lines(forced.stdout) == [{"key": key, "was": "done", "entry": None}]
+    toolproof_cli("journal", "show", key, "-s", url, code=1)
+    text = toolproof_cli("journal", "list", "-s", url).stdout
+    assert key not in text
+    audit = json_lines(toolproof_cli("audit", "tail", "--json", "-s", url).stdout)
+    (row,) = [r for r in audit if r["outcome"] == "reconciled"]
+    assert row["idempotency_key"] == key and row["code"] == "RECONCILED_FORCED"
+    assert row["arguments"] == {"reconciled": "not_done", "was": "done", "force": True, "note": "refunded by hand"}
+
+
+def test_not_done_on_an_unknown_entry_releases_it_and_says_so(url: str) -> None:
+    key = fill(url)["unknown"]
+    text = toolproof_cli("journal", "resolve", key, "--not-done", "--note", "not in billing", "-s", url).stdout
+    assert f"{key}: was unknown, now released" in text and "dispatched again" in text
+    toolproof_cli("journal", "show", key, "-s", url, code=1)
+    (stop,) = json_lines(toolproof_cli("stops", "list", "--status", "resolved", "--json", "-s", url).stdout)
+    assert stop["idempotency_key"] == key and stop["effect_status"] == "not_done"
+
+
+def test_store_from_the_environment(url: str) -> None:
+    key = fill(url)["unknown"]
+    proc = toolproof_cli("journal", "list", "--status", "unknown", "--json", env={"TOOLPROOF_STORE": url})
+    assert [r["key"] for r in json_lines(proc.stdout)] == [key]

@@ -185,13 +185,13 @@ def test_cli_selection_against_the_local_endpoint_records_for_replay(server: tup
     out = tmp_path / "r.json"
     result = CliRunner().invoke(app, ["eval", "selection", str(cases), "-m", "openai:test-model", "--base-url", url,
                                       "--api-key", "k", "--toolset", "toolproof.examples.wholesaler.cases:new_toolset",
-                                      "-k", "2", "--record", str(record), "--json", str(out)])
+                                      "-k", "2", "--record", str(record), "--out", str(out)])
     assert result.exit_code == 0, result.output
     summary = json.loads(out.read_text())["reports"][0]["summary"]
     assert summary["pass_at_1"] == {"passed": 4, "total": 6, "rate": 0.6667}
     assert state.requests[0]["messages"][0] == {"role": "system", "content": "Today is 2026-10-19."}
     replay = CliRunner().invoke(app, ["eval", "selection", str(cases), "-m", f"replay:{record}", "--toolset",
-                                      "toolproof.examples.wholesaler.cases:new_toolset", "-k", "2", "--json", str(out)])
+                                      "toolproof.examples.wholesaler.cases:new_toolset", "-k", "2", "--out", str(out)])
     assert replay.exit_code == 0, replay.output
     assert json.loads(out.read_text())["reports"][0]["summary"] == summary
 

@@ -24,7 +24,7 @@ REPLAY = "replay:" + str(HERE / "recorded_selection_{label}.jsonl")
 
 def _selection(tmp_path: Path, label: str) -> Path:
     out = tmp_path / f"{label}.json"
-    result = RUNNER.invoke(app, ["eval", "selection", CASES, "-m", REPLAY, "-l", label, "--json", str(out)])
+    result = RUNNER.invoke(app, ["eval", "selection", CASES, "-m", REPLAY, "-l", label, "--out", str(out)])
     assert result.exit_code == 0, result.output
     return out
 
@@ -32,7 +32,7 @@ def _selection(tmp_path: Path, label: str) -> Path:
 def test_selection_cli_old_and_new_in_one_run_with_html(tmp_path: Path) -> None:
     html_path, json_path = tmp_path / "r.html", tmp_path / "r.json"
     result = RUNNER.invoke(app, ["eval", "selection", CASES, "-m", REPLAY, "-l", "old", "-l", "new", "--schema",
-                                 "--json", str(json_path), "--html", str(html_path)])
+                                 "--out", str(json_path), "--html", str(html_path)])
     assert result.exit_code == 0, result.output
     assert "pass^3" in flat(result.output) and "shaky" in flat(result.output)
     reports = read_json(json_path)
@@ -47,7 +47,7 @@ def test_recovery_cli_and_html_charts(tmp_path: Path) -> None:
     out, page = tmp_path / "rec.json", tmp_path / "rec.html"
     result = RUNNER.invoke(app, ["eval", "recovery", "toolproof.examples.wholesaler.cases.library:FAILURES",
                                  "--toolset", "toolproof.examples.wholesaler.cases:new_toolset", "-m",
-                                 "replay:" + str(HERE / "recorded_recovery_new.jsonl"), "--json", str(out),
+                                 "replay:" + str(HERE / "recorded_recovery_new.jsonl"), "--out", str(out),
                                  "--html", str(page)])
     assert result.exit_code == 0, result.output
     assert "outcome_unknown" in flat(result.output) and "confusion" in flat(result.output)
@@ -83,7 +83,7 @@ def test_bad_inputs_get_clear_errors(tmp_path: Path) -> None:
     not_json.write_text("[1, 2]")
     r = RUNNER.invoke(app, ["eval", "compare", str(not_json), str(not_json)])
     assert r.exit_code == 2 and "not a toolproof eval result" in flat(r.output)
-    r = RUNNER.invoke(app, ["eval", "bfcl", "-c", "multi_turn_base", "-m", "scripted:x:y"])
+    r = RUNNER.invoke(app, ["eval", "bfcl", "--category", "multi_turn_base", "-m", "scripted:x:y"])
     assert r.exit_code == 2 and "not scored here" in flat(r.output)
 
 
@@ -91,11 +91,11 @@ def test_bfcl_cli_scorer_only_and_agreement(tmp_path: Path) -> None:
     outputs = tmp_path / "out.jsonl"
     outputs.write_text(json.dumps({"id": "simple_python_1", "result": [{"math.factorial": {"number": 5}}]}) + "\n")
     out = tmp_path / "b.json"
-    r = RUNNER.invoke(app, ["eval", "bfcl", "-c", "simple_python", "--outputs", str(outputs), "--limit", "2",
-                            "--json", str(out)])
+    r = RUNNER.invoke(app, ["eval", "bfcl", "--category", "simple_python", "--outputs", str(outputs), "--first", "2",
+                            "--out", str(out)])
     assert r.exit_code == 0, r.output
     assert read_json(out)[0]["per_category"]["simple_python"] == {"passed": 1, "scored": 2, "accuracy": 0.5}
-    r = RUNNER.invoke(app, ["eval", "bfcl", "-c", "simple_javascript", "--agreement"])
+    r = RUNNER.invoke(app, ["eval", "bfcl", "--category", "simple_javascript", "--agreement"])
     assert r.exit_code == 0 and "disagree:" not in r.output and "│ 50 │ 50 │ 49 │" in flat(r.output)
 
 

@@ -90,3 +90,42 @@ def test_postgres_migrations_run_once_in_their_own_schema(pg_dsn: str) -> None:
             PostgresStore(with_schema(pg_dsn, schema), finish_synchronous_commit="sometimes")
     finally:
         drop_schema(pg_dsn, schema)
+
+
+def test_store_url_is_the_one_reader_of_the_environment(monkeypatch: pytest.MonkeyPatch) -> None:
+    from toolproof.stores import FILE_STORE, store_url
+
+    monkeypatch.delenv("TOOLPROOF_STORE", raising=False)
+    assert store_url() == "memory://" and store_url(default=FILE_STORE) == FILE_STORE
+    monkeypatch.setenv("TOOLPROOF_STORE", "sqlite:///env.sqlite3")
+    assert store_url() == store_url(default=FILE_STORE) == "sqlite:///env.sqlite3"
+    assert store_url("memory://") == "memory://"
+
+
+def test_create_false_opens_only_an_existing_store(tmp_path: Path) -> None:
+    from toolproof.stores import StoreNotFound
+
+    missing = tmp_path / "no" / "such" / "x.sqlite3"
+    with pytest.raises(StoreNotFound, match=str(missing)):
+        open_store(f"sqlite:///{missing}", create=False)
+    assert list(tmp_path.iterdir()) == []
+    open_store(f"sqlite:///{tmp_path / 'made.sqlite3'}").close()
+    again = open_store(f"sqlite:///{tmp_path / 'made.sqlite3'}", create=False)
+    assert isinstance(again, SqliteStore) and again.schema_version() == SCHEMA_VERSION
+    again.close()
+
+
+def test_create_false_on_postgres_needs_the_tables(pg_dsn: str) -> None:
+    from toolproof.stores import StoreNotFound
+
+    schema = unique_schema("tp_nocreate")
+    url = with_schema(pg_dsn, schema)
+    with pytest.raises(StoreNotFound, match="no toolproof tables"):
+        open_store(url, create=False)
+    try:
+        open_store(url).close()
+        store = open_store(url, create=False)
+        assert isinstance(store, PostgresStore) and store.schema_version() == SCHEMA_VERSION
+        store.close()
+    finally:
+        drop_schema(pg_dsn, schema)

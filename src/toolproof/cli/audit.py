@@ -4,111 +4,118 @@ from __future__ import annotations
 
 import csv
 import dataclasses
+import io
 import json
-import sys
-from pathlib import Path
-from typing import Any
+from typing import Annotated, Any
 
 import typer
-from rich.table import Table
 
 from ..stores.records import AuditRecord
-from ._common import console, fail, print_json
-from .stops import STORE_OPTION, connect, when
+from ._options import (
+    DEFAULT_LIMIT,
+    JsonOpt,
+    LimitOpt,
+    OutOpt,
+    StoreOpt,
+    fail,
+    json_line,
+    jsonable,
+    open_existing,
+    print_json_lines,
+    print_table,
+    say,
+    shown_store,
+    timestamp,
+)
 
 audit_app = typer.Typer(help="The audit trail: every attempt of every call.", no_args_is_help=True)
 
 _ALL = 10**9
+ToolOpt = Annotated[str | None, typer.Option("--tool", help="Only this tool.")]
 
 
 def record_dict(rec: AuditRecord) -> dict[str, Any]:
     return dataclasses.asdict(rec)
 
 
-@audit_app.command("tail")
-def tail_cmd(
-    limit: int = typer.Option(20, "--limit", "-n", min=1, help="How many of the newest records."),
-    tool: str | None = typer.Option(None, "--tool", help="Only this tool."),
-    as_json: bool = typer.Option(False, "--json", help="One JSON object per line."),
-    store: str = STORE_OPTION,
-) -> None:
-    """The newest audit records, newest last."""
-    db = connect(store)
+def _records(store: str | None, limit: int, tool: str | None) -> list[AuditRecord]:
+    """Up to `limit` of the newest records, oldest first."""
+    db = open_existing(store)
     try:
-        records = list(reversed(db.list_audit(limit=limit, tool=tool)))
+        return list(reversed(db.list_audit(limit=limit, tool=tool)))
     finally:
         db.close()
+
+
+@audit_app.command("tail")
+def tail_cmd(limit: LimitOpt = DEFAULT_LIMIT, tool: ToolOpt = None, as_json: JsonOpt = False,
+             store: StoreOpt = None) -> None:
+    """The newest audit records, newest last (full call ids: one per call)."""
+    records = _records(store, limit, tool)
     if as_json:
-        for rec in records:
-            typer.echo(json.dumps(record_dict(rec), ensure_ascii=False, default=str))
+        print_json_lines(record_dict(r) for r in records)
         return
     if not records:
-        console.print(f"no audit records in {store}")
+        say(f"no audit records in {shown_store(store)}")
         return
-    table = Table("at", "tool", "call", "attempt", "validation", "outcome", "class", "code", "ms")
-    for r in records:
-        table.add_row(when(r.at), r.tool, r.call_id[:12], str(r.attempt), r.validation, r.outcome,
-                      r.error_class or "", r.code or "", f"{r.latency_ms:.2f}")
-    console.print(table)
+    print_table(("at", "tool", "call", "attempt", "validation", "outcome", "class", "code", "ms"),
+                ((timestamp(r.at), r.tool, r.call_id, r.attempt, r.validation, r.outcome, r.error_class, r.code,
+                  f"{r.latency_ms:.2f}") for r in records))
 
 
 @audit_app.command("export")
 def export_cmd(
-    fmt: str = typer.Option("jsonl", "--format", "-f", help="jsonl or csv."),
-    output: Path | None = typer.Option(None, "--output", "-o", help="Write here instead of stdout."),
-    tool: str | None = typer.Option(None, "--tool", help="Only this tool."),
-    store: str = STORE_OPTION,
+    fmt: Annotated[str, typer.Option("--format", "-f", help="jsonl or csv.")] = "jsonl",
+    out: OutOpt = None,
+    tool: ToolOpt = None,
+    store: StoreOpt = None,
 ) -> None:
-    """Export the whole audit trail, oldest first."""
+    """Export the whole audit trail, oldest first, to stdout or --out FILE."""
     if fmt not in ("jsonl", "csv"):
         raise fail(f"--format must be jsonl or csv, got {fmt!r}")
-    db = connect(store)
+    records = _records(store, _ALL, tool)
+    text = _jsonl(records) if fmt == "jsonl" else _csv(records)
+    if out is None:
+        typer.echo(text, nl=False)
+        return
     try:
-        records = list(reversed(db.list_audit(limit=_ALL, tool=tool)))
-    finally:
-        db.close()
-    out = output.open("w", encoding="utf-8", newline="") if output is not None else sys.stdout
-    try:
-        if fmt == "jsonl":
-            for rec in records:
-                out.write(json.dumps(record_dict(rec), ensure_ascii=False, default=str) + "\n")
-        else:
-            names = [f.name for f in dataclasses.fields(AuditRecord)]
-            writer = csv.DictWriter(out, fieldnames=names)
-            writer.writeheader()
-            for rec in records:
-                row = record_dict(rec)
-                row["arguments"] = json.dumps(row["arguments"], ensure_ascii=False, default=str)
-                row["failing_fields"] = ";".join(row["failing_fields"])
-                writer.writerow(row)
-    finally:
-        if output is not None:
-            out.close()
-    if output is not None:
-        console.print(f"wrote {len(records)} audit records to {output}")
+        out.write_text(text, encoding="utf-8", newline="")
+    except OSError as exc:
+        raise fail(f"cannot write {out}: {exc}") from None
+    say(f"wrote {len(records)} audit records to {out}", stderr=True)
+
+
+def _jsonl(records: list[AuditRecord]) -> str:
+    return "".join(json_line(record_dict(r)) + "\n" for r in records)
+
+
+def _csv(records: list[AuditRecord]) -> str:
+    buffer = io.StringIO()
+    writer = csv.DictWriter(buffer, fieldnames=[f.name for f in dataclasses.fields(AuditRecord)])
+    writer.writeheader()
+    for rec in records:
+        row = jsonable(record_dict(rec))
+        row["arguments"] = json.dumps(row["arguments"], ensure_ascii=False, default=str)
+        row["failing_fields"] = ";".join(row["failing_fields"])
+        writer.writerow(row)
+    return buffer.getvalue()
 
 
 @audit_app.command("fields")
-def fields_cmd(
-    as_json: bool = typer.Option(False, "--json", help="Print JSON."),
-    store: str = STORE_OPTION,
-) -> None:
+def fields_cmd(as_json: JsonOpt = False, store: StoreOpt = None) -> None:
     """Validation failures per tool x field x schema version, most frequent first."""
-    db = connect(store)
+    db = open_existing(store)
     try:
         rows = db.field_failures()
     finally:
         db.close()
     if as_json:
-        print_json([{"tool": t, "field": f, "schema_version": v, "count": n} for t, f, v, n in rows])
+        print_json_lines({"tool": t, "field": f, "schema_version": v, "count": n} for t, f, v, n in rows)
         return
     if not rows:
-        console.print(f"no validation failures in {store}")
+        say(f"no validation failures in {shown_store(store)}")
         return
-    table = Table("tool", "field", "schema_version", "count")
-    for t, f, v, n in rows:
-        table.add_row(t, f, v or "", str(n))
-    console.print(table)
+    print_table(("tool", "field", "schema_version", "count"), rows)
 
 
 def register(app: typer.Typer) -> None:

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import typer
 
-from ._common import console, fail
+from ._options import OutOpt, console, fail, say
 
 NEEDS_CHECKOUT = ("needs a toolproof source checkout (git clone the repository; `make bench` there): the "
                   "benchmarks/ folder is not part of the installed package")
@@ -35,7 +35,7 @@ def _checkout() -> Path | None:
 def bench_cmd(
     quick: bool = typer.Option(False, "--quick", help="Fewer iterations, for a short run."),
     only: list[str] = typer.Option([], "--only", help="Run benchmarks whose name contains this (repeatable)."),
-    json_out: Path | None = typer.Option(None, "--json", help="Also write the results as JSON."),
+    out: OutOpt = None,
 ) -> None:
     """Run every benchmark in a source checkout's benchmarks/ against its same-run baseline and print the
     ratios. Needs a checkout (git clone; `make bench` there): the benchmarks are not in the installed package."""
@@ -50,8 +50,9 @@ def bench_cmd(
         raise fail(f"cannot import the benchmarks of {root}: {exc}. They need the dev tools: "
                    "`pip install -e '.[dev]'` in the checkout, or `make bench`.") from None
     results = runner.run_all(quick=quick, only=only or None, console=console)
-    if json_out:
-        json_out.write_text(json.dumps(results, indent=2, default=str))
+    if out is not None:
+        out.write_text(json.dumps(results, indent=2, default=str))
+        say(f"wrote the results to {out}", stderr=True)
     if any(b["error"] for b in results["benchmarks"].values()):
         raise typer.Exit(1)
 

@@ -12,7 +12,7 @@ from typing import Any
 import typer
 from rich.console import Console
 
-from ._common import console, fail
+from ._options import console, fail
 
 
 def _load_demo() -> Any:

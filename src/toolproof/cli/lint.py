@@ -13,7 +13,7 @@ from ..lint.findings import SEVERITIES
 from ..lint.loaders import FORMATS
 from ..lint.model import ToolDef
 from ..lint.report import render_text, to_json, to_sarif
-from ._common import console, fail
+from ._options import console, fail
 
 
 def lint_cmd(

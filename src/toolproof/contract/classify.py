@@ -124,7 +124,8 @@ def classify_http(
     """An HTTP error response as a `ToolError` (the brief's table; Problem Details bodies read)."""
     retry_after = parse_retry_after(_header(headers, "Retry-After"), now=now)
     obj, text = _parse_body(body)
-    if obj is not None and _looks_like_problem(obj):
+    problem_type = "problem+json" in (_header(headers, "Content-Type") or "")
+    if obj is not None and (problem_type or _looks_like_problem(obj)):
         exc = classify_problem({**obj, "status": obj.get("status", status)})
         if retry_after is not None and exc.retry_after_s is None:
             exc.retry_after_s = retry_after
@@ -162,7 +163,8 @@ def _hint_for(cls: type[ToolError]) -> str | None:
 
 
 def _looks_like_problem(obj: Mapping[str, Any]) -> bool:
-    return "type" in obj or ("title" in obj and ("status" in obj or "detail" in obj))
+    """RFC 9457 members: a `type`, or a string `title` (alone it still names the problem)."""
+    return "type" in obj or isinstance(obj.get("title"), str)
 
 
 def classify_problem(problem: Mapping[str, Any]) -> ToolError:

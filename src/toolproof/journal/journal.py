@@ -42,7 +42,7 @@ from ..contract.errors import (
 from ..contract.tool import Tool
 from ..stores.base import FinishStatus, Store
 from ..stores.intent import Intent, IntentStatus
-from ..stores.records import StopRecord
+from ..stores.records import AuditRecord, StopRecord
 from .keys import KeyParts
 
 DEFAULT_RETENTION_S: Final = 24 * 3600.0
@@ -177,21 +177,37 @@ class Journal:
 
     # --- reconciliation and retention ---------------------------------------------------------------------
     def reconcile(
-        self, key: str, outcome: Literal["done", "not_done"], *, result: Any = None, note: str | None = None
+        self,
+        key: str,
+        outcome: Literal["done", "not_done"],
+        *,
+        result: Any = None,
+        note: str | None = None,
+        force: bool = False,
     ) -> Intent:
         """Settle an intent a person checked: `done` (repeats get `result` replayed) or `not_done` (released,
-        so the call may be made again). Linked stop records are resolved too."""
+        so the call may be made again). Only `unknown` intents (a lease that ran out counts) are settled
+        unless `force` (with a `note`); every reconciliation is an audit row. Linked stop records are resolved."""
         if outcome not in ("done", "not_done"):
             raise ValueError(f"outcome must be 'done' or 'not_done', got {outcome!r}")
+        if force and not (note and note.strip()):
+            raise ValueError("force needs a note saying what was found")
+        self.store.journal_expire(self.now(), key)
+        found = self.store.journal_get(key)
+        if found is None:
+            raise NotFound(f"No journal entry has the key {key!r}.", code="KEY_NOT_FOUND", field="key",
+                           received=key, hint="List the open entries with `toolproof journal list`.")
+        if found.status != "unknown" and not force:
+            raise Conflict(f"The journal entry {key!r} is {found.status}, not unknown: nothing to reconcile.",
+                           code="NOT_UNKNOWN", state={"status": found.status}, idempotency_key=key,
+                           hint="Only entries whose outcome is unknown are reconciled; force it with a note.")
         done = outcome == "done"
         resolution = note or ("reconciled: done" if done else "reconciled: not done")
         stored = {"ok": True, "result": result, "attempts": 0} if done else None
         settled = self.store.journal_resolve(key, done=done, outcome=stored, resolution=resolution, now=self.now())
-        if settled is None:
-            raise NotFound(f"No journal entry has the key {key!r}.", code="KEY_NOT_FOUND", field="key",
-                           received=key, hint="List the open entries with `toolproof journal list`.")
         self.store.resolve_stops_for_key(key, resolution=resolution, effect_status="done" if done else "not_done")
-        return settled
+        self.store.append_audit([reconcile_audit(found, outcome, resolution, force, self.now())])
+        return settled or replace(found, resolution=resolution)
 
     def expire(self) -> int:
         """Mark every intent whose worker's lease ended as `unknown`."""
@@ -217,6 +233,17 @@ class Journal:
 
 
 _UNITS: Final = {"s": 1.0, "m": 60.0, "h": 3600.0, "d": 86400.0, "w": 604800.0}
+
+
+def reconcile_audit(found: Intent, outcome: str, note: str, force: bool, now: float) -> AuditRecord:
+    """The audit row of a reconciliation: what the entry was, what a person said, and whether it was forced."""
+    return AuditRecord(
+        at=now, call_id=new_call_id(), tool=found.tool, schema_version=None,
+        arguments={"reconciled": outcome, "was": found.status, "force": force, "note": note},
+        validation="skipped", attempt=0, latency_ms=0.0, outcome="reconciled",
+        conversation_id=found.conversation_id, principal=found.principal,
+        code="RECONCILED_FORCED" if force else "RECONCILED", idempotency_key=found.key,
+    )
 
 
 def parse_duration(text: str) -> float:

@@ -8,11 +8,25 @@ from __future__ import annotations
 from abc import ABC, abstractmethod
 from collections.abc import Sequence
 from typing import Any, Literal
+from urllib.parse import urlsplit, urlunsplit
 
 from .intent import Intent, IntentStatus
 from .records import AuditRecord, EffectStatus, StopRecord
 
 FinishStatus = Literal["done", "failed", "unknown"]
+
+
+def shown_url(url: str) -> str:
+    """A store URL as it may be printed or logged: any password masked."""
+    parts = urlsplit(url)
+    if parts.password is None:
+        return url
+    return urlunsplit(parts._replace(netloc=parts.netloc.replace(f":{parts.password}@", ":***@", 1)))
+
+
+class StoreNotFound(LookupError):
+    """Opening with `create=False` found no store: a missing file or folder, a missing database, or a
+    database without toolproof's tables. A command that only reads says so instead of creating one."""
 
 
 class Store(ABC):

@@ -32,7 +32,7 @@ from ._sql import (
     intent_params,
     migrate,
 )
-from .base import FinishStatus
+from .base import FinishStatus, StoreNotFound, shown_url
 from .intent import Intent
 
 _IDENT = re.compile(r"[a-z_][a-z0-9_]{0,62}")
@@ -67,6 +67,7 @@ class PostgresStore(SqlStore):
         max_size: int = 8,
         timeout_s: float = 30.0,
         finish_synchronous_commit: str | None = None,
+        create: bool = True,
     ) -> None:
         try:
             from psycopg_pool import ConnectionPool
@@ -90,6 +91,8 @@ class PostgresStore(SqlStore):
         self.finish_synchronous_commit = finish
         options = f"{self._kwargs.get('options', '')} -c synchronous_commit={finish}".strip()
         self._settle_kwargs: dict[str, Any] = {**self._kwargs, "options": options}
+        if not create:
+            self._require_tables()
         self._migrate()
         self._pool = ConnectionPool(dsn, kwargs=self._kwargs, min_size=1, max_size=max_size, timeout=timeout_s,
                                     open=True, name="toolproof")
@@ -98,6 +101,22 @@ class PostgresStore(SqlStore):
         self._apools: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, Any] = weakref.WeakKeyDictionary()
         self._settle_apools: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, Any] = weakref.WeakKeyDictionary()
         self._apools_lock = threading.Lock()
+
+    def _require_tables(self) -> None:
+        """Raise `StoreNotFound` unless the database exists and holds toolproof's tables (in the schema)."""
+        import psycopg
+
+        where = shown_url(self.dsn) + (f" (schema {self.schema})" if self.schema else "")
+        try:
+            with psycopg.connect(self.dsn, autocommit=True, connect_timeout=int(self._timeout_s)) as conn:
+                name = f"{self.schema}.toolproof_schema" if self.schema else "toolproof_schema"
+                row = conn.execute("SELECT to_regclass(%s)", (name,)).fetchone()
+        except psycopg.OperationalError as exc:
+            if "does not exist" in str(exc):
+                raise StoreNotFound(f"no store at {where}: {str(exc).strip()}") from None
+            raise
+        if row is None or row[0] is None:
+            raise StoreNotFound(f"no store at {where}: the database holds no toolproof tables")
 
     def _migrate(self) -> None:
         import psycopg

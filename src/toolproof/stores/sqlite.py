@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any, Final
 
 from ._sql import SQL_FINISH, SQL_RELEASE, SqlStore, dumps, migrate
-from .base import FinishStatus
+from .base import FinishStatus, StoreNotFound
 
 SYNCHRONOUS: Final = ("OFF", "NORMAL", "FULL", "EXTRA")
 
@@ -36,6 +36,7 @@ class SqliteStore(SqlStore):
         synchronous: str = "FULL",
         finish_synchronous: str = "NORMAL",
         busy_timeout_s: float = 30.0,
+        create: bool = True,
     ) -> None:
         sync, finish_sync = synchronous.upper(), finish_synchronous.upper()
         for name, value in (("synchronous", sync), ("finish_synchronous", finish_sync)):
@@ -45,10 +46,10 @@ class SqliteStore(SqlStore):
         self.synchronous = sync
         self.finish_synchronous = finish_sync
         self.url = f"sqlite:///{self.path}?synchronous={sync}&finish_synchronous={finish_sync}"
-        if self.path != ":memory:":
+        if create and self.path != ":memory:":
             Path(self.path).parent.mkdir(parents=True, exist_ok=True)
         self._lock = threading.Lock()
-        self._db = sqlite3.connect(self.path, timeout=busy_timeout_s, isolation_level=None, check_same_thread=False)
+        self._db = _connect(self.path, busy_timeout_s, create)
         self._db.execute(f"PRAGMA busy_timeout = {int(busy_timeout_s * 1000)}")
         if self.path != ":memory:":
             self._set_wal(busy_timeout_s)
@@ -120,3 +121,22 @@ class SqliteStore(SqlStore):
         with self._lock:
             self.closed = True
             self._db.close()
+
+
+def _connect(path: str, timeout_s: float, create: bool) -> sqlite3.Connection:
+    """A connection; with `create=False` only to an existing file that holds toolproof's tables."""
+    if create or path == ":memory:":
+        return sqlite3.connect(path, timeout=timeout_s, isolation_level=None, check_same_thread=False)
+    if not Path(path).is_file():
+        raise StoreNotFound(f"no store at {path}: the file does not exist")
+    uri = f"{Path(path).resolve().as_uri()}?mode=rw"
+    db = sqlite3.connect(uri, uri=True, timeout=timeout_s, isolation_level=None, check_same_thread=False)
+    try:
+        found = db.execute("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'toolproof_schema'").fetchone()
+    except sqlite3.DatabaseError as exc:
+        db.close()
+        raise StoreNotFound(f"no store at {path}: {exc}") from None
+    if found is None:
+        db.close()
+        raise StoreNotFound(f"no store at {path}: the file holds no toolproof tables")
+    return db

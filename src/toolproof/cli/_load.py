@@ -1,34 +1,14 @@
-"""Helpers shared by the CLI modules: loading `MODULE:ATTR` targets and printing JSON."""
+"""Loading `MODULE:ATTR` targets (toolsets, failure libraries) named on the command line."""
 
 from __future__ import annotations
 
 import importlib
-import json
 import os
 import sys
 from typing import Any
 
-import typer
-from rich.console import Console
-
 from ..catalog.toolset import Toolset
-
-#: Where the CLI keeps state when neither --store nor TOOLPROOF_STORE says otherwise: long-running commands
-#: (serve, gateway) and the commands that read what they left (stops, audit, journal) agree on one file.
-DEFAULT_STORE = "sqlite:///.toolproof/toolproof.sqlite3"
-
-console = Console()
-err_console = Console(stderr=True)
-
-
-def store_url(store: str | None) -> str:
-    """--store, else TOOLPROOF_STORE, else the SQLite file in .toolproof/ (created on first use)."""
-    return store or os.environ.get("TOOLPROOF_STORE") or DEFAULT_STORE
-
-
-def fail(message: str, code: int = 2) -> typer.Exit:
-    err_console.print(f"[bold red]error:[/] {message}")
-    return typer.Exit(code)
+from ._options import fail
 
 
 def load_object(target: str) -> Any:
@@ -59,7 +39,3 @@ def load_toolset(target: str) -> Toolset:
     if not isinstance(obj, Toolset):
         raise fail(f"{target!r} is a {type(obj).__name__}, not a toolproof.Toolset")
     return obj
-
-
-def print_json(data: Any) -> None:
-    typer.echo(json.dumps(data, indent=2, ensure_ascii=False, default=str))

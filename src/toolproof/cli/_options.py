@@ -1,0 +1,149 @@
+"""The CLI's conventions, in one place: the shared options, how output is printed, how stores are opened.
+
+| convention    | meaning                                                                                 |
+|---------------|-----------------------------------------------------------------------------------------|
+| `--json`      | JSON lines on stdout: one object a line, nothing else on stdout                         |
+| `--out FILE`  | write a file (`-o`); what was written is said once, on stderr                           |
+| `--store/-s`  | a store URL; default `$TOOLPROOF_STORE`, else `sqlite:///.toolproof/toolproof.sqlite3`   |
+| `--limit/-n`  | at most this many rows, newest first; default `DEFAULT_LIMIT`                            |
+| `--note`      | what a person found and did (no short flag: `-m` is `--model`)                          |
+| `--force`     | do what a command refuses by default; needs `--note`, recorded                          |
+| times         | RFC 3339 UTC with milliseconds (`2026-11-30T18:40:00.000Z`) in text and JSON             |
+
+User and tool text is never read as rich markup; off a terminal nothing wraps or is truncated.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Iterable, Mapping, Sequence
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Annotated, Any, Final
+
+import typer
+from rich.console import Console
+from rich.table import Table
+from rich.text import Text
+
+from ..stores import ENV_VAR, FILE_STORE, Store, StoreNotFound, open_store, store_url
+from ..stores.base import shown_url
+
+DEFAULT_LIMIT: Final = 50
+#: Off a terminal (CI logs, pipes) lines are as long as their content: nothing wraps, nothing is cut.
+_UNWRAPPED: Final = 1_000_000
+#: Fields that hold unix times in the records the CLI prints; shown as RFC 3339 in text and JSON alike.
+TIME_FIELDS: Final = frozenset({"at", "resolved_at", "created_at", "updated_at", "lease_until"})
+
+
+def _console(stderr: bool = False) -> Console:
+    probe = Console(stderr=stderr)
+    if probe.is_terminal or "COLUMNS" in os.environ:
+        return Console(stderr=stderr, highlight=False)
+    return Console(stderr=stderr, highlight=False, width=_UNWRAPPED)
+
+
+console = _console()
+err_console = _console(stderr=True)
+
+StoreOpt = Annotated[str | None, typer.Option(
+    "--store", "-s", show_default=False, help=f"Store URL (default: ${ENV_VAR}, else {FILE_STORE}).")]
+LimitOpt = Annotated[int, typer.Option("--limit", "-n", min=1, help="At most this many, newest first.")]
+JsonOpt = Annotated[bool, typer.Option("--json", help="JSON lines on stdout (one object a line).")]
+OutOpt = Annotated[Path | None, typer.Option("--out", "-o", help="Write the result to this file.")]
+NoteOpt = Annotated[str | None, typer.Option("--note", help="What a person found and did; kept with the record.")]
+ForceOpt = Annotated[bool, typer.Option("--force", help="Act even where the command refuses; needs --note.")]
+
+
+def fail(message: str, code: int = 2) -> typer.Exit:
+    """Print `error: MESSAGE` on stderr (the message verbatim, never markup) and return the exit to raise."""
+    err_console.print(Text.assemble(("error:", "bold red"), " ", message))
+    return typer.Exit(code)
+
+
+def say(message: str, *, stderr: bool = False) -> None:
+    """One line of plain text (never markup)."""
+    (err_console if stderr else console).print(Text(message))
+
+
+def timestamp(at: float | None) -> str | None:
+    """RFC 3339 UTC with milliseconds, the one time format of the CLI."""
+    if at is None:
+        return None
+    return datetime.fromtimestamp(at, UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+
+
+def jsonable(row: Mapping[str, Any]) -> dict[str, Any]:
+    """A record as the CLI prints it: its unix times as RFC 3339 strings."""
+    return {k: timestamp(v) if k in TIME_FIELDS and isinstance(v, int | float) else v for k, v in row.items()}
+
+
+def json_line(row: Any) -> str:
+    return json.dumps(jsonable(row) if isinstance(row, Mapping) else row, ensure_ascii=False, default=str)
+
+
+def print_json_lines(rows: Iterable[Any]) -> None:
+    """`--json`: one compact JSON value a line on stdout."""
+    for row in rows:
+        typer.echo(json_line(row))
+
+
+def print_json(data: Any, as_json: bool) -> None:
+    """A result that is JSON by nature: indented for a person, or with `--json` as JSON lines (a list one
+    item a line)."""
+    if as_json:
+        print_json_lines(data if isinstance(data, list) else [data])
+    else:
+        typer.echo(json.dumps(data, indent=2, ensure_ascii=False, default=str))
+
+
+def print_record(row: Mapping[str, Any]) -> None:
+    """One record as `field: value` lines; nested values as compact JSON."""
+    for key, value in jsonable(row).items():
+        shown = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False, default=str)
+        say(f"{key}: {shown}")
+
+
+def print_table(columns: Sequence[str], rows: Iterable[Sequence[Any]], *, title: str | None = None) -> None:
+    """A table whose cells are plain text (brackets in a tool's text stay brackets)."""
+    table = Table(*columns, title=Text(title) if title else None)
+    for row in rows:
+        table.add_row(*(Text("" if cell is None else str(cell)) for cell in row))
+    console.print(table)
+
+
+def plural(count: int, one: str, many: str) -> str:
+    return f"{count} {one if count == 1 else many}"
+
+
+def chosen_store(store: str | None) -> str:
+    """The store URL a command uses: --store, else $TOOLPROOF_STORE, else the file in .toolproof/."""
+    return store_url(store, default=FILE_STORE)
+
+
+def shown_store(store: str | None) -> str:
+    """The chosen store's URL as printed (a password masked)."""
+    return shown_url(chosen_store(store))
+
+
+def open_existing(store: str | None) -> Store:
+    """The chosen store, which must exist: commands that inspect or reconcile never create one (exit 2)."""
+    url = chosen_store(store)
+    try:
+        return open_store(url, create=False)
+    except StoreNotFound as exc:
+        raise fail(f"{exc} (give --store or set ${ENV_VAR})") from None
+    except (ValueError, ImportError) as exc:
+        raise fail(str(exc)) from None
+    except Exception as exc:  # e.g. a PostgreSQL server that does not answer
+        raise fail(f"cannot open store {shown_url(url)}: {type(exc).__name__}: {exc}") from None
+
+
+def write_text(path: Path, text: str, what: str) -> None:
+    """`--out FILE`: write it and say so once, on stderr (stdout stays for data)."""
+    try:
+        path.write_text(text, encoding="utf-8")
+    except OSError as exc:
+        raise fail(f"cannot write {path}: {exc}") from None
+    say(f"wrote {what} to {path}", stderr=True)
