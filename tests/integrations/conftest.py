@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import sqlite3
 from collections.abc import Iterator
 from datetime import date
 from pathlib import Path
@@ -35,19 +36,32 @@ SCRIPT: tuple[dict[str, Any], ...] = (AS_TEXT, TOO_MUCH, ORDER, ORDER)
 
 
 class FaultyShop(Shop):
-    """The example's shop whose first `lost_replies` inserts commit and then raise `TimeoutError`."""
+    """The example's shop whose first `lost_replies` inserts commit and then raise `TimeoutError`.
+
+    Every run of the handler's insert is counted in an `inserts` table of the same file, so the count holds
+    across processes (`toolproof serve` children).
+    """
 
     def __init__(self, path: str | Path, *, lost_replies: int = 1) -> None:
         super().__init__(path, today=lambda: TODAY)
         self.lost_replies = lost_replies
-        self.inserts = 0
+        self._counter = sqlite3.connect(str(path), isolation_level=None, timeout=30, check_same_thread=False)
+        self._counter.execute("CREATE TABLE IF NOT EXISTS inserts (id INTEGER PRIMARY KEY)")
+
+    @property
+    def inserts(self) -> int:
+        return int(self._counter.execute("SELECT COUNT(*) FROM inserts").fetchone()[0])
 
     def insert_order(self, **kwargs: Any) -> tuple[dict[str, Any], bool]:
-        self.inserts += 1
+        self._counter.execute("INSERT INTO inserts DEFAULT VALUES")
         found = super().insert_order(**kwargs)
         if self.inserts <= self.lost_replies:
             raise TimeoutError("the reply to place_order was lost after the order was committed")
         return found
+
+    def close(self) -> None:
+        self._counter.close()
+        super().close()
 
 
 def faulty_toolset(shop: Shop) -> toolproof.Toolset:

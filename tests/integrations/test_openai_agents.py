@@ -31,12 +31,20 @@ def scripted(script: tuple[dict[str, Any], ...], read: list[dict[str, Any]]) -> 
     def step(call: ModelCall) -> Any:
         outputs = [i for i in call.input if isinstance(i, dict) and i.get("type") == "function_call_output"]
         if outputs:
-            read.append(envelope_in(outputs[-1]["output"]))
+            read.append(envelope_in(output_text(outputs[-1]["output"])))
         if not calls:
             return [assistant_message("Done.")]
         return [function_call("place_order", json.dumps(calls.pop(0)), call_id=f"call-{len(read)}")]
 
     return ScriptedModel([ModelStep.respond(step) for _ in range(len(script) + 1)])
+
+
+def output_text(output: Any) -> str:
+    """A function output's text: a string, or (from MCP tools) a list of content items."""
+    if isinstance(output, str):
+        return output
+    (text,) = [item["text"] for item in output if item.get("type") == "input_text"]
+    return text  # type: ignore[no-any-return]
 
 
 class SpanErrors(TracingProcessor):
