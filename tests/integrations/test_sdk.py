@@ -64,8 +64,9 @@ class Provider:
         if args is not None:
             message["tool_calls"] = [{"id": f"call-{len(self.read)}", "type": "function",
                                       "function": {"name": "place_order", "arguments": json.dumps(args)}}]
+        finish = "stop" if args is None else "tool_calls"
         return {"id": "cc", "object": "chat.completion", "created": 0, "model": "scripted",
-                "choices": [{"index": 0, "message": message, "finish_reason": "stop" if args is None else "tool_calls"}]}
+                "choices": [{"index": 0, "message": message, "finish_reason": finish}]}
 
     def _responses(self, args: dict[str, Any] | None) -> dict[str, Any]:
         item = ({"type": "message", "id": "m", "role": "assistant", "status": "completed",
