@@ -1,7 +1,7 @@
 """The audit trail and stop records: what was called, with what (secrets redacted), and what came of it.
 
-The hot path only appends a small tuple to a queue (`AuditWriter.submit`); a background thread turns the
-tuples into `AuditRecord`s, redacts them and writes them to the store in batches, so a durable store costs
+The hot path only appends a small `AuditEntry` to a queue (`AuditWriter.submit`); a background thread turns
+the entries into `AuditRecord`s, redacts them and writes them to the store in batches, so a durable store costs
 the caller almost nothing. `AuditWriter.close()` (called by `Runner.close()`) drains the queue: nothing is
 lost on a clean shutdown. Stop records are rare and must not be lost: the runner writes them at once.
 Also here: stdlib logging (`toolproof.audit`, `toolproof.stops`) and optional OpenTelemetry spans that
@@ -10,7 +10,6 @@ follow the GenAI semantic conventions (`pip install 'toolproof[otel]'`).
 
 from __future__ import annotations
 
-import dataclasses
 import functools
 import json
 import logging
@@ -20,7 +19,7 @@ import threading
 import time
 from collections import deque
 from collections.abc import Callable, Iterable, Sequence
-from typing import TYPE_CHECKING, Any, Final, TypeAlias
+from typing import TYPE_CHECKING, Any, Final, NamedTuple, TypeAlias
 
 from ..contract.context import CallContext
 from ..contract.envelope import Envelope, ErrorInfo
@@ -116,49 +115,18 @@ def needs_redaction(tool: Tool) -> bool:
 
 # --- records --------------------------------------------------------------------------------------------
 
-#: What the hot path queues: (at, tool, context, arguments, validation, attempt, latency_s, outcome, error).
-AuditEntry: TypeAlias = tuple[
-    float, "Tool", CallContext, Any, ValidationOutcome, int, float, str, ToolError | ErrorInfo | None
-]
+class AuditEntry(NamedTuple):
+    """What the hot path queues for one attempt; the writer thread turns it into a redacted `AuditRecord`."""
 
-
-def _fast_constructor(cls: type[Any]) -> Callable[..., Any]:
-    """A constructor for a frozen, slotted dataclass that sets the slots directly.
-
-    A frozen dataclass's `__init__` goes through `object.__setattr__` by name for every field, which costs
-    microseconds for a 16-field record; the writer builds one record per attempt, so this builds the very
-    same frozen object (equal, immutable) about twice as fast. Generated from the class's own fields, with
-    their defaults, so a field added later (with a default) keeps working.
-    """
-    fields = dataclasses.fields(cls)
-    namespace: dict[str, Any] = {"_new": object.__new__, "_cls": cls, "_MISSING": dataclasses.MISSING}
-    params: list[str] = []
-    body: list[str] = ["    obj = _new(_cls)"]
-    for f in fields:
-        namespace[f"_set_{f.name}"] = cls.__dict__[f.name].__set__
-        if f.default is not dataclasses.MISSING:
-            namespace[f"_default_{f.name}"] = f.default
-            params.append(f"{f.name}=_default_{f.name}")
-        elif f.default_factory is not dataclasses.MISSING:
-            namespace[f"_factory_{f.name}"] = f.default_factory
-            params.append(f"{f.name}=_MISSING")
-            body.append(f"    if {f.name} is _MISSING: {f.name} = _factory_{f.name}()")
-        else:
-            params.append(f.name)
-        body.append(f"    _set_{f.name}(obj, {f.name})")
-    source = f"def make({', '.join(params)}):\n" + "\n".join(body) + "\n    return obj\n"
-    exec(source, namespace)
-    return namespace["make"]  # type: ignore[no-any-return]
-
-
-_new_audit_record: Final = _fast_constructor(AuditRecord)
-_AUDIT_ORDER: Final = (
-    "at", "call_id", "tool", "schema_version", "arguments", "validation", "attempt", "latency_ms", "outcome",
-    "run_id", "conversation_id", "principal", "failing_fields", "error_class", "code", "idempotency_key",
-)
-# `build_audit` passes these positionally: a field inserted before them must fail here, not mislabel data.
-if tuple(f.name for f in dataclasses.fields(AuditRecord))[: len(_AUDIT_ORDER)] != _AUDIT_ORDER:  # pragma: no cover
-    raise ImportError("AuditRecord's fields changed order: update toolproof.audit.trail.build_audit")
+    at: float  # unix time, seconds
+    tool: Tool
+    context: CallContext
+    arguments: Any  # validated, or as sent when validation failed or was skipped
+    validation: ValidationOutcome
+    attempt: int
+    latency_s: float
+    outcome: str  # "ok", "error", "invalid", "not_dispatched"
+    error: ToolError | ErrorInfo | None
 
 
 def build_audit(entry: AuditEntry, redaction: dict[Tool, bool] | None = None) -> AuditRecord:
@@ -166,30 +134,28 @@ def build_audit(entry: AuditEntry, redaction: dict[Tool, bool] | None = None) ->
 
     `redaction` caches `needs_redaction` per tool (the writer keeps one).
     """
-    at, tool, ctx, arguments, validation, attempt, latency_s, outcome, error = entry
-    secrets = tool.secret_fields
+    tool, ctx, error = entry.tool, entry.context, entry.error
     if redaction is None:
         redaction = {}
     walk = redaction.get(tool)
     if walk is None:
         walk = redaction[tool] = needs_redaction(tool)
-    if validation == "failed":
-        args = redact_raw(arguments, secrets)
+    if entry.validation == "failed":
+        args = redact_raw(entry.arguments, tool.secret_fields)
     elif walk:
-        args = redact(arguments, secrets)
+        args = redact(entry.arguments, tool.secret_fields)
     else:
-        args = arguments  # validated against a closed schema with no secret-looking names: nothing to hide
+        args = entry.arguments  # validated against a closed schema with no secret-looking names: nothing to hide
     failing: tuple[str, ...] = ()
-    if validation == "failed" and error is not None:
+    if entry.validation == "failed" and error is not None:
         failing = (error.field or "<arguments>",)
-    # Positional, in the field order of `AuditRecord` (checked by a test against the normal constructor).
-    record: AuditRecord = _new_audit_record(
-        at, ctx.call_id or "", tool.name, tool.schema_version, args, validation, attempt,
-        latency_s * 1000.0, outcome, ctx.run_id, ctx.conversation_id, ctx.principal, failing,
-        None if error is None else error.error_class.value, None if error is None else error.code,
-        ctx.idempotency_key,
+    return AuditRecord(
+        at=entry.at, call_id=ctx.call_id or "", tool=tool.name, schema_version=tool.schema_version, arguments=args,
+        validation=entry.validation, attempt=entry.attempt, latency_ms=entry.latency_s * 1000.0,
+        outcome=entry.outcome, run_id=ctx.run_id, conversation_id=ctx.conversation_id, principal=ctx.principal,
+        failing_fields=failing, error_class=None if error is None else error.error_class.value,
+        code=None if error is None else error.code, idempotency_key=ctx.idempotency_key,
     )
-    return record
 
 
 def new_stop_id() -> str:
