@@ -1,11 +1,12 @@
 """The stages of one call: guard -> validate -> claim -> dispatch (attempt, decide) -> settle.
 
-A stage is a generator function over the runner and the call's `CallState`: it may yield effects
-(`Dispatch`, `Sleep`, `Io`) and is sent their results; it returns the envelope that ends the call, or None
-to hand the call on. `STAGES` lists them in order; a runner runs `Runner.stages`, so a subclass adds a
-stage (a rate limiter, an approval gate) with one new function and one tuple. The helpers below the
-stages (`attempt`, `decide`, `failed`, `give_up`, ...) are the steps the stages share. Policy comes from
-`decide_retry`, the breaker and the loop guard; I/O is only ever yielded.
+A stage is a function of the runner and the call's `CallState`. It returns None to hand the call on, the
+`Envelope` that ends it, or, when it needs I/O, its steps: a generator that yields effects (`Dispatch`,
+`Sleep`, `Io`), is sent their results and returns the envelope or None (a stage may simply be a generator
+function). `STAGES` lists them in order; a runner runs `Runner.stages`, so a subclass adds a stage (a rate
+limiter, an approval gate) with one new function and one tuple. The helpers below the stages (`attempt`,
+`decide`, `failed`, `give_up`, ...) are the steps the stages share. Policy comes from `decide_retry`, the
+breaker and the loop guard; I/O is only ever yielded, and the drivers perform it.
 """
 
 from __future__ import annotations
@@ -42,23 +43,30 @@ if TYPE_CHECKING:
 
     from .runner import Runner
 
-#: One stage: given the runner and the call's state, yield effects, then return the envelope or None.
-Stage: TypeAlias = Callable[["Runner", CallState], Steps]
+#: What a stage returns: None (hand on), the envelope that ends the call, or the steps that will say which.
+Step: TypeAlias = Envelope | Steps | None
+#: One stage of the pipeline.
+Stage: TypeAlias = Callable[["Runner", CallState], Step]
 
 
 def run_stages(rt: Runner, s: CallState) -> Pipeline:
     """The pipeline of one call: the runner's stages in order, until one returns the envelope."""
     for stage in rt.stages:
-        envelope = yield from stage(rt, s)
-        if envelope is not None:
-            return envelope
+        step = stage(rt, s)
+        if step is None:
+            continue
+        if not isinstance(step, Envelope):  # steps: perform their effects, then see what they returned
+            step = yield from step
+            if step is None:
+                continue
+        return step
     raise RuntimeError("no stage returned an envelope: the last stage must (settle does)")
 
 
 # --- the stages ---------------------------------------------------------------------------------------------
 
 
-def guard(rt: Runner, s: CallState) -> Steps:
+def guard(rt: Runner, s: CallState) -> Step:
     """The loop guard: an identical repeat of a call that just failed is not sent again."""
     loop_guard = rt.loop_guard
     if loop_guard is None or s.scope is None:
@@ -67,10 +75,10 @@ def guard(rt: Runner, s: CallState) -> Steps:
     if blocked is None:
         return None
     audit(rt, s, "not_dispatched", blocked.error)
-    return (yield from give_up(rt, s, blocked.error, blocked.reason))
+    return give_up(rt, s, blocked.error, blocked.reason)
 
 
-def validate(rt: Runner, s: CallState) -> Steps:
+def validate(rt: Runner, s: CallState) -> Step:
     """Validation, before any side effect; a write gets its idempotency key here (ours, never the model's)."""
     tool = s.tool
     try:
@@ -83,15 +91,19 @@ def validate(rt: Runner, s: CallState) -> Steps:
         s.validation = "failed"
         s.elapsed_s = rt.clock.monotonic() - s.started
         audit(rt, s, "invalid", exc)
-        return (yield from failed(rt, s, ErrorInfo.from_exception(exc), None))
+        return failed(rt, s, ErrorInfo.from_exception(exc), None)
     s.validation, s.args = "ok", args
     return None
 
 
-def claim(rt: Runner, s: CallState) -> Steps:
+def claim(rt: Runner, s: CallState) -> Step:
     """The journal (writes only): claim the intent before dispatch; a repeat is replayed or refused."""
-    if s.key is None or s.args is None:
-        return None
+    return None if s.key is None else claim_intent(rt, s)
+
+
+def claim_intent(rt: Runner, s: CallState) -> Steps:
+    """Claim this write's intent, waiting while the same key is in flight; replay or refuse a repeat."""
+    assert s.key is not None and s.args is not None
     tool, call_id = s.tool, s.context.call_id or ""
     intent = rt.journal.new_intent(tool, s.args, s.context, s.key)
     found = yield from journal_claim(rt, intent)
@@ -113,19 +125,28 @@ def dispatch(rt: Runner, s: CallState) -> Steps:
     s.breaker = rt.breaker(tool.upstream or tool.name)
     envelope = None
     while envelope is None:
-        envelope = yield from attempt(rt, s)
+        refused = admit(rt, s)
+        if refused is not None:
+            envelope = yield from refused
+            break
+        args, kwargs = s.bound
+        outcome: Outcome = yield Dispatch(tool, args, kwargs, attempt_timeout(rt, s))
+        envelope = conclude(rt, s, outcome)
         if envelope is None:
             envelope = yield from decide(rt, s)
     s.envelope = envelope
     return None
 
 
-def settle(rt: Runner, s: CallState) -> Steps:
+def settle(rt: Runner, s: CallState) -> Step:
     """The journal (writes only): record the outcome against the key (replayed to repeats), or release it."""
-    envelope, intent, tool, journal = s.envelope, s.intent, s.tool, rt.journal
-    assert envelope is not None, "settle runs after dispatch"
-    if intent is None:
-        return envelope
+    assert s.envelope is not None, "settle runs after dispatch"
+    return s.envelope if s.intent is None else record(rt, s.intent, s.tool, s.envelope)
+
+
+def record(rt: Runner, intent: Intent, tool: Tool, envelope: Envelope) -> Steps:
+    """Record a dispatched write's envelope in the journal; the envelope the caller gets."""
+    journal = rt.journal
     recorded: Envelope = yield Io(lambda: journal.record(intent, tool, envelope),
                                   lambda: journal.arecord(intent, tool, envelope))
     return recorded
@@ -138,28 +159,33 @@ STAGES: Final[tuple[Stage, ...]] = (guard, validate, claim, dispatch, settle)
 # --- the steps of dispatch ------------------------------------------------------------------------------------
 
 
-def attempt(rt: Runner, s: CallState) -> Steps:
-    """One attempt: the breaker admits it, the handler runs under its timeout, the outcome is classified.
-
-    Returns the envelope of a success or of a refusal, or None when the attempt failed (`s.error`).
-    """
+def admit(rt: Runner, s: CallState) -> Steps | None:
+    """The breaker: None when this attempt may be dispatched, else the steps of the refusal."""
     breaker = s.breaker
-    if breaker is not None:
-        admission = breaker.admit()
-        if not admission.allowed:
-            s.elapsed_s = 0.0
-            audit(rt, s, "not_dispatched", attempt=s.attempts + 1)
-            return (yield from circuit_open(rt, s, admission.retry_after_s))
+    if breaker is None:
+        return None
+    admission = breaker.admit()
+    if admission.allowed:
         s.trial = admission.trial
+        return None
+    s.elapsed_s = 0.0
+    audit(rt, s, "not_dispatched", attempt=s.attempts + 1)
+    return circuit_open(rt, s, admission.retry_after_s)
+
+
+def conclude(rt: Runner, s: CallState, outcome: Outcome) -> Envelope | None:
+    """Classify what the attempt produced: the success envelope, or None with `s.error` set.
+
+    The one rule for writes applies here: a write that may not be repeated and failed after it was sent
+    becomes `outcome_unknown` (`failed_after_dispatch`); the breaker counts the failure as it was.
+    """
     s.attempts += 1
-    args, kwargs = s.bound
-    outcome: Outcome = yield Dispatch(s.tool, args, kwargs, attempt_timeout(rt, s))
     s.elapsed_s = outcome.elapsed_s
     error = classify(s, outcome)
     if error is None:
         return succeeded(rt, s)
-    if breaker is not None:
-        breaker.record(failure=error.error_class in TRANSIENT_CLASSES, trial=s.trial)
+    if s.breaker is not None:
+        s.breaker.record(failure=error.error_class in TRANSIENT_CLASSES, trial=s.trial)
     tool = s.tool
     if may_have_happened(error, effect=tool.effect, idempotent=tool.idempotent):
         error = failed_after_dispatch(error, idempotency_key=error.idempotency_key or s.context.idempotency_key)
@@ -171,9 +197,9 @@ def attempt(rt: Runner, s: CallState) -> Steps:
 def attempt_timeout(rt: Runner, s: CallState) -> float | None:
     """The tool's timeout, clamped to what is left of the call's wall budget."""
     timeout = s.tool.timeout_s
-    if timeout is not None and s.deadline is not None:
-        timeout = max(min(timeout, s.deadline - rt.clock.monotonic()), 0.001)
-    return timeout
+    if timeout is None or s.deadline is None:
+        return timeout
+    return max(min(timeout, s.deadline - rt.clock.monotonic()), 0.001)
 
 
 def classify(s: CallState, outcome: Outcome) -> ToolError | None:
@@ -184,7 +210,7 @@ def classify(s: CallState, outcome: Outcome) -> ToolError | None:
         except ToolError as exc:
             return exc
         return None
-    return classify_exception(outcome.error)  # a lost reply is transient here; `attempt` applies the write rule
+    return classify_exception(outcome.error)  # a lost reply is transient here; `conclude` applies the write rule
 
 
 def succeeded(rt: Runner, s: CallState) -> Envelope:
