@@ -1,12 +1,16 @@
 """A guarded call of a read tool against (a) the bare handler, (b) jsonschema-rs validation alone, and
 (c) the same handler behind `jsonschema` validation plus `pydantic.validate_call`, in one run.
 
-Target: the sync path adds at most 5 µs above (b), so guarding a call costs less than validating it by hand.
+Target: `Runner(toolset).call_sync` with its defaults (retry policy, breaker, loop guard, in-memory audit)
+adds at most 5 µs above (b). Each time is the best of several runs: on a shared machine noise only adds.
+The audit writer's thread shares the GIL, so its work (building records) is part of every default call.
 """
 
 from __future__ import annotations
 
 import asyncio
+import time
+from collections.abc import Callable
 from typing import Literal
 
 import jsonschema
@@ -14,7 +18,7 @@ import jsonschema_rs
 import pydantic
 
 import toolproof
-from benchmarks._harness import Row, machine, per_call_us, print_rows
+from benchmarks._harness import Row, machine, print_rows
 
 ARGS = {"crop": "jeera", "grade": "A"}
 
@@ -22,6 +26,20 @@ ARGS = {"crop": "jeera", "grade": "A"}
 def _handler(crop: Literal["onion", "groundnut", "jeera", "cotton_seed"], grade: Literal["A", "B"] = "A") -> float:
     """Get today's price for one crop, in rupees per kg."""
     return 285.0
+
+
+def per_call_us(fn: Callable[[], object], *, number: int, repeat: int = 9) -> float:
+    """Best µs per call of `fn` over `repeat` runs of `number // repeat` calls (after a warm-up)."""
+    for _ in range(min(number, 1000)):
+        fn()
+    each = max(number // repeat, 1)
+    best = float("inf")
+    for _ in range(repeat):
+        start = time.perf_counter()
+        for _ in range(each):
+            fn()
+        best = min(best, (time.perf_counter() - start) / each * 1e6)
+    return best
 
 
 def run(quick: bool = False) -> list[Row]:
@@ -60,8 +78,6 @@ def run(quick: bool = False) -> list[Row]:
         for _ in range(n):
             await call("get_today_price", ARGS)
 
-    import time
-
     def guarded_async_us() -> float:
         loop.run_until_complete(many_async(1000))
         samples = []
@@ -69,7 +85,7 @@ def run(quick: bool = False) -> list[Row]:
             start = time.perf_counter()
             loop.run_until_complete(many_async(number // 5))
             samples.append((time.perf_counter() - start) / (number // 5) * 1e6)
-        return sorted(samples)[2]
+        return min(samples)
 
     t_bare = per_call_us(bare, number=number)
     t_rs = per_call_us(rs_only, number=number)
@@ -89,9 +105,10 @@ def run(quick: bool = False) -> list[Row]:
          "note": f"+{t_found - t_rs:.2f} µs over validation (target <= 5)"},
         {"benchmark": b, "case": "toolproof call_sync, defaults", "value": t_sync, "unit": "µs/call",
          "baseline": "jsonschema-rs alone", "ratio": t_sync / t_rs,
-         "note": f"+{t_sync - t_rs:.2f} µs (retry, breaker, loop guard, audit)"},
+         "note": f"+{t_sync - t_rs:.2f} µs (retry, breaker, loop guard, audit; target <= 5)"},
         {"benchmark": b, "case": "toolproof await call, defaults", "value": t_async, "unit": "µs/call",
-         "baseline": "jsonschema-rs alone", "ratio": t_async / t_rs, "note": f"+{t_async - t_rs:.2f} µs"},
+         "baseline": "jsonschema-rs alone", "ratio": t_async / t_rs,
+         "note": f"+{t_async - t_rs:.2f} µs (the sync handler runs on a worker thread)"},
         {"benchmark": b, "case": "toolproof call_sync (defaults) vs peer stack", "value": t_sync, "unit": "µs/call",
          "baseline": "jsonschema + validate_call", "ratio": t_sync / t_peer},
     ]

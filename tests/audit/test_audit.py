@@ -206,24 +206,25 @@ def test_stops_are_logged(caplog: pytest.LogCaptureFixture) -> None:
     assert SECRET not in caplog.text
 
 
-def test_the_fast_record_constructor_builds_the_same_frozen_record() -> None:
+def test_an_audit_entry_becomes_the_frozen_record_it_describes() -> None:
     import dataclasses
 
-    from toolproof.audit.trail import build_audit
+    from toolproof.audit.trail import AuditEntry, build_audit
 
     tool = build_tools().get("get_account")
     ctx = CallContext(conversation_id="c", run_id="r", principal="p", call_id="id", idempotency_key="k")
     error = AuthFailed("no", field="user")
-    fast = build_audit((12.5, tool, ctx, {"user": "u"}, "failed", 0, 0.25, "invalid", error))
+    built = build_audit(AuditEntry(at=12.5, tool=tool, context=ctx, arguments={"user": "u"}, validation="failed",
+                                   attempt=0, latency_s=0.25, outcome="invalid", error=error))
     normal = AuditRecord(
         at=12.5, call_id="id", tool="get_account", schema_version=tool.schema_version, arguments={"user": "u"},
         validation="failed", attempt=0, latency_ms=250.0, outcome="invalid", run_id="r", conversation_id="c",
         principal="p", failing_fields=("user",), error_class="auth_failed", code="AUTH_FAILED", idempotency_key="k",
     )
-    assert fast == normal
-    assert dataclasses.asdict(fast) == dataclasses.asdict(normal)
+    assert built == normal
+    assert dataclasses.asdict(built) == dataclasses.asdict(normal)
     with pytest.raises(dataclasses.FrozenInstanceError):
-        fast.tool = "x"  # type: ignore[misc]
+        built.tool = "x"  # type: ignore[misc]
 
 
 def test_the_fast_constructor_follows_added_fields_and_defaults() -> None:

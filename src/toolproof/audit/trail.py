@@ -1,7 +1,7 @@
 """The audit trail and stop records: what was called, with what (secrets redacted), and what came of it.
 
-The hot path only appends a small tuple to a queue (`AuditWriter.submit`); a background thread turns the
-tuples into `AuditRecord`s, redacts them and writes them to the store in batches, so a durable store costs
+The hot path only appends a small `AuditEntry` to a queue (`AuditWriter.submit`); a background thread turns
+the entries into `AuditRecord`s, redacts them and writes them to the store in batches, so a durable store costs
 the caller almost nothing. `AuditWriter.close()` (called by `Runner.close()`) drains the queue: nothing is
 lost on a clean shutdown. Stop records are rare and must not be lost: the runner writes them at once.
 Also here: stdlib logging (`toolproof.audit`, `toolproof.stops`) and optional OpenTelemetry spans that
@@ -20,7 +20,7 @@ import threading
 import time
 from collections import deque
 from collections.abc import Callable, Iterable, Sequence
-from typing import TYPE_CHECKING, Any, Final, TypeAlias
+from typing import TYPE_CHECKING, Any, Final, NamedTuple, TypeAlias
 
 from ..contract.context import CallContext
 from ..contract.envelope import Envelope, ErrorInfo
@@ -116,19 +116,29 @@ def needs_redaction(tool: Tool) -> bool:
 
 # --- records --------------------------------------------------------------------------------------------
 
-#: What the hot path queues: (at, tool, context, arguments, validation, attempt, latency_s, outcome, error).
-AuditEntry: TypeAlias = tuple[
-    float, "Tool", CallContext, Any, ValidationOutcome, int, float, str, ToolError | ErrorInfo | None
-]
+class AuditEntry(NamedTuple):
+    """What the hot path queues for one attempt; the writer thread turns it into a redacted `AuditRecord`."""
+
+    at: float  # unix time, seconds
+    tool: Tool
+    context: CallContext
+    arguments: Any  # validated, or as sent when validation failed or was skipped
+    validation: ValidationOutcome
+    attempt: int
+    latency_s: float
+    outcome: str  # "ok", "error", "invalid", "not_dispatched"
+    error: ToolError | ErrorInfo | None
 
 
 def _fast_constructor(cls: type[Any]) -> Callable[..., Any]:
-    """A constructor for a frozen, slotted dataclass that sets the slots directly.
+    """A positional constructor for a frozen, slotted dataclass that sets the slots directly.
 
-    A frozen dataclass's `__init__` goes through `object.__setattr__` by name for every field, which costs
-    microseconds for a 16-field record; the writer builds one record per attempt, so this builds the very
-    same frozen object (equal, immutable) about twice as fast. Generated from the class's own fields, with
-    their defaults, so a field added later (with a default) keeps working.
+    Earns its place: a frozen dataclass's `__init__` sets each field through `object.__setattr__`, and
+    keyword passing adds more. Building one `AuditRecord` (16 fields) took 2.19 µs with the dataclass and
+    keywords, 1.49 µs positionally, 0.77 µs with this (CPU time, min of 25 runs, CPython 3.11, 2 cores). The
+    writer builds one per attempt on a thread that shares the GIL with the caller, so the 1.4 µs saved is
+    1.4 µs of every default `call_sync`. Generated from the class's own fields and defaults (a field added
+    later keeps working); a test checks the result equals the normal constructor's.
     """
     fields = dataclasses.fields(cls)
     namespace: dict[str, Any] = {"_new": object.__new__, "_cls": cls, "_MISSING": dataclasses.MISSING}
@@ -152,13 +162,6 @@ def _fast_constructor(cls: type[Any]) -> Callable[..., Any]:
 
 
 _new_audit_record: Final = _fast_constructor(AuditRecord)
-_AUDIT_ORDER: Final = (
-    "at", "call_id", "tool", "schema_version", "arguments", "validation", "attempt", "latency_ms", "outcome",
-    "run_id", "conversation_id", "principal", "failing_fields", "error_class", "code", "idempotency_key",
-)
-# `build_audit` passes these positionally: a field inserted before them must fail here, not mislabel data.
-if tuple(f.name for f in dataclasses.fields(AuditRecord))[: len(_AUDIT_ORDER)] != _AUDIT_ORDER:  # pragma: no cover
-    raise ImportError("AuditRecord's fields changed order: update toolproof.audit.trail.build_audit")
 
 
 def build_audit(entry: AuditEntry, redaction: dict[Tool, bool] | None = None) -> AuditRecord:
@@ -167,25 +170,23 @@ def build_audit(entry: AuditEntry, redaction: dict[Tool, bool] | None = None) ->
     `redaction` caches `needs_redaction` per tool (the writer keeps one).
     """
     at, tool, ctx, arguments, validation, attempt, latency_s, outcome, error = entry
-    secrets = tool.secret_fields
     if redaction is None:
         redaction = {}
     walk = redaction.get(tool)
     if walk is None:
         walk = redaction[tool] = needs_redaction(tool)
     if validation == "failed":
-        args = redact_raw(arguments, secrets)
+        args = redact_raw(arguments, tool.secret_fields)
     elif walk:
-        args = redact(arguments, secrets)
+        args = redact(arguments, tool.secret_fields)
     else:
         args = arguments  # validated against a closed schema with no secret-looking names: nothing to hide
     failing: tuple[str, ...] = ()
     if validation == "failed" and error is not None:
         failing = (error.field or "<arguments>",)
-    # Positional, in the field order of `AuditRecord` (checked by a test against the normal constructor).
-    record: AuditRecord = _new_audit_record(
-        at, ctx.call_id or "", tool.name, tool.schema_version, args, validation, attempt,
-        latency_s * 1000.0, outcome, ctx.run_id, ctx.conversation_id, ctx.principal, failing,
+    record: AuditRecord = _new_audit_record(  # AuditRecord's fields, in order (a test checks the result)
+        at, ctx.call_id or "", tool.name, tool.schema_version, args, validation, attempt, latency_s * 1000.0,
+        outcome, ctx.run_id, ctx.conversation_id, ctx.principal, failing,
         None if error is None else error.error_class.value, None if error is None else error.code,
         ctx.idempotency_key,
     )

@@ -19,6 +19,7 @@ from .errors import (
     ERROR_TYPES,
     AuthFailed,
     Conflict,
+    ConnectionLost,
     ErrorClass,
     InternalError,
     InvalidArgument,
@@ -27,6 +28,7 @@ from .errors import (
     PermissionDenied,
     RateLimited,
     ToolError,
+    ToolTimeout,
     TransientUpstream,
 )
 
@@ -34,6 +36,9 @@ Effect = Literal["read", "write"]
 
 #: Retry-After values above this are clamped (urllib3's default: six hours).
 RETRY_AFTER_MAX_S: Final = 21600.0
+
+RETRY_HINT: Final = "Do not change the arguments; the orchestrator retries."
+UNKNOWN_HINT: Final = "Do not call again. A person checks and reconciles the idempotency key."
 
 _DIGITS: Final = re.compile(r"^\s*[0-9]+\s*$", re.ASCII)
 _MAX_TEXT: Final = 500
@@ -156,7 +161,7 @@ def _class_for_status(status: int) -> type[ToolError]:
 def _hint_for(cls: type[ToolError]) -> str | None:
     return {
         RateLimited: "Do not change the arguments; the orchestrator waits and retries.",
-        TransientUpstream: "Do not change the arguments; the orchestrator retries.",
+        TransientUpstream: RETRY_HINT,
         AuthFailed: "Tell a person: the tool's credentials are not accepted.",
         PermissionDenied: "Tell a person: this action is not allowed for this caller.",
     }.get(cls)
@@ -235,26 +240,50 @@ def classify_exception(exc: BaseException, *, effect: Effect = "read", dispatche
     """A Python exception as a `ToolError`; the message never carries a traceback, a path or a repr.
 
     A timeout or connection failure is transient for a read; for a write that was dispatched, the effect
-    may have happened, so it is `outcome_unknown` and never retried blind.
+    may have happened, so it is `outcome_unknown` (`failed_after_dispatch`) and never retried blind.
     """
     if isinstance(exc, ToolError):
         return exc
     if is_transport_failure(exc):
         timed_out = isinstance(exc, TimeoutError | asyncio.TimeoutError) or "Timeout" in type(exc).__name__
-        what = "timed out" if timed_out else "lost its connection"
-        if effect == "write" and dispatched:
-            return OutcomeUnknown(
-                f"The write {what}; it may or may not have been applied.",
-                code="TIMEOUT_AFTER_DISPATCH" if timed_out else "CONNECTION_LOST_AFTER_DISPATCH",
-                hint="Do not call again. A person reconciles the idempotency key.",
-            )
-        return TransientUpstream(
-            f"The tool {what}.",
-            code="TIMEOUT" if timed_out else "CONNECTION_ERROR",
-            hint="Do not change the arguments; the orchestrator retries.",
+        error: TransientUpstream = (
+            ToolTimeout("The tool timed out.", hint=RETRY_HINT)
+            if timed_out
+            else ConnectionLost("The tool lost its connection.", hint=RETRY_HINT)
         )
+        return failed_after_dispatch(error) if effect == "write" and dispatched else error
     return InternalError(
         "The tool failed unexpectedly.",
         code="UNEXPECTED_EXCEPTION",
         hint="Do not call again; tell a person. Details are in the audit log.",
+    )
+
+
+def may_have_happened(error: ToolError, *, effect: Effect, idempotent: bool) -> bool:
+    """The rule: a write that may not be repeated, failing transiently after it was sent, may have taken effect.
+
+    An idempotent write is exempt (its owner enforces the key, so it may be retried like a read), and so is
+    an error whose raiser knows nothing was sent (`effect_done=False`).
+    """
+    return (
+        effect == "write"
+        and not idempotent
+        and error.error_class is ErrorClass.TRANSIENT_UPSTREAM
+        and error.effect_done is not False
+    )
+
+
+def failed_after_dispatch(error: ToolError, *, idempotency_key: str | None = None) -> OutcomeUnknown:
+    """The one wording of that rule: the failure, restated as `outcome_unknown` (never retried blind)."""
+    if isinstance(error, ToolTimeout):
+        code = "TIMEOUT_AFTER_DISPATCH"
+    elif isinstance(error, ConnectionLost):
+        code = "CONNECTION_LOST_AFTER_DISPATCH"
+    else:
+        code = "FAILED_AFTER_DISPATCH"
+    return OutcomeUnknown(
+        f"The write failed after it was sent ({error.code}: {error.message}); it may or may not have been applied.",
+        code=code,
+        hint=UNKNOWN_HINT,
+        idempotency_key=idempotency_key or error.idempotency_key,
     )

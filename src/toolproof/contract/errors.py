@@ -222,6 +222,19 @@ class TransientUpstream(ToolError):
     default_code = "TRANSIENT_UPSTREAM"
 
 
+class ToolTimeout(TransientUpstream):
+    """The tool (or its upstream) did not answer in time. Recognised by type: a retry after a timeout costs
+    more of the retry quota, and a write that timed out after it was sent becomes `outcome_unknown`."""
+
+    default_code = "TIMEOUT"
+
+
+class ConnectionLost(TransientUpstream):
+    """The connection to the upstream failed or closed: the call may not have been heard, or its reply lost."""
+
+    default_code = "CONNECTION_ERROR"
+
+
 class AuthFailed(ToolError):
     error_class = ErrorClass.AUTH_FAILED
     default_code = "AUTH_FAILED"

@@ -28,6 +28,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, replace
 from typing import Any, Final, Literal
 
+from ..contract.classify import UNKNOWN_HINT, failed_after_dispatch
 from ..contract.context import CallContext, new_call_id
 from ..contract.envelope import Envelope, Meta
 from ..contract.errors import (
@@ -160,7 +161,7 @@ class Journal:
             else:
                 await self.store.ajournal_finish(intent.key, intent.owner, how, stored_outcome(final), self.now())
                 if how == "unknown" and "stop_id" not in final.meta.extra:
-                    self.store.add_stop(self._stop(intent, final))
+                    await self.store.aadd_stop(self._stop(intent, final))
         except Exception:
             return _with_extra(final, journal="unrecorded")
         return final
@@ -304,7 +305,7 @@ def outcome_unknown(key: str) -> OutcomeUnknown:
     return OutcomeUnknown(
         "An earlier attempt of this write may or may not have been applied; it was not sent again.",
         code="OUTCOME_UNKNOWN",
-        hint="Do not call again. A person checks and reconciles the idempotency key.",
+        hint=UNKNOWN_HINT,
         idempotency_key=key,
     )
 
@@ -330,12 +331,7 @@ def settle(intent: Intent, tool: Tool, envelope: Envelope) -> tuple[Settlement, 
         if tool.idempotent:
             return "release", replace(envelope, meta=meta, error=replace(error, idempotency_key=intent.key))
         if cls is not ErrorClass.OUTCOME_UNKNOWN:
-            unknown = OutcomeUnknown(
-                f"The write failed after it was sent ({error.code}); it may or may not have been applied.",
-                code=error.code,
-                hint="Do not call again. A person checks and reconciles the idempotency key.",
-                idempotency_key=intent.key,
-            )
+            unknown = failed_after_dispatch(error.to_exception(), idempotency_key=intent.key)
             return "unknown", Envelope.failure(unknown, meta)
         return "unknown", replace(envelope, meta=meta, error=replace(error, idempotency_key=intent.key))
     return "failed", replace(envelope, meta=meta, error=replace(error, idempotency_key=intent.key))

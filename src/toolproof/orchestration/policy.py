@@ -35,10 +35,10 @@ class StopReason(StrEnum):
     FAILURE_LIMIT = "failure_limit"  # too many failures of one tool within a run or conversation
 
 
-#: What the model is told when the orchestrator stops retrying (the envelope's `hint`); `{attempts}` and
-#: `{retry_after}` are filled in.
+#: What the model is told when the orchestrator stops retrying (the envelope's `hint`); `{tries}` ("3 times"),
+#: `{retries}` ("2 retries") and `{retry_after}` (seconds) are filled in by `stop_hint`.
 STOP_HINTS: Final = {
-    StopReason.BUDGET_EXHAUSTED: "Retried {attempts} time(s) and it still fails. Do not call it again for this "
+    StopReason.BUDGET_EXHAUSTED: "Tried {tries} ({retries}) and it still fails. Do not call it again for this "
     "request; tell the person it is unavailable now, or hand over.",
     StopReason.RUN_BUDGET_EXHAUSTED: "This run has used its retry budget. Do not call it again; hand over to a "
     "person.",
@@ -49,6 +49,17 @@ STOP_HINTS: Final = {
     StopReason.HIGH_RISK: "A high-risk action failed; it is not retried automatically. Hand over to a person.",
     StopReason.NOT_IDEMPOTENT: "This action may not be repeated automatically. Hand over to a person.",
 }
+
+
+def stop_hint(reason: StopReason | None, *, attempts: int, retry_after_s: float | None) -> str | None:
+    """The hint for a stop after `attempts` attempts (exact counts: 3 attempts are 2 retries), or None."""
+    template = STOP_HINTS.get(reason) if reason is not None else None
+    if template is None:
+        return None
+    tries = "once" if attempts == 1 else f"{attempts} times"
+    retries = {0: "no retry", 1: "1 retry"}.get(attempts - 1, f"{attempts - 1} retries")
+    retry_after = "?" if retry_after_s is None else f"{retry_after_s:.0f}"
+    return template.format(tries=tries, retries=retries, retry_after=retry_after)
 
 
 @dataclass(frozen=True, slots=True)

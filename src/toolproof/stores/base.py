@@ -5,15 +5,17 @@ Stores know SQL; nothing else does. A store never imports the runner.
 
 from __future__ import annotations
 
+import asyncio
 from abc import ABC, abstractmethod
-from collections.abc import Sequence
-from typing import Any, Literal
+from collections.abc import Callable, Sequence
+from typing import Any, Literal, TypeVar
 from urllib.parse import urlsplit, urlunsplit
 
 from .intent import Intent, IntentStatus
 from .records import AuditRecord, EffectStatus, StopRecord
 
 FinishStatus = Literal["done", "failed", "unknown"]
+_T = TypeVar("_T")
 
 
 def shown_url(url: str) -> str:
@@ -115,28 +117,44 @@ class Store(ABC):
                 count += 1
         return count
 
-    # Async forms for the event-loop path; stores with real async I/O (PostgreSQL) override them.
+    # --- async forms for the event-loop path ----------------------------------------------------------------
+    # A blocking store call would stall every task on the loop, so by default each one runs on a worker
+    # thread; a store that never blocks (`blocks = False`: memory) runs them inline, and stores with real
+    # async I/O (PostgreSQL) override them.
+
+    #: Whether this store's calls may block on I/O (disk, network).
+    blocks: bool = True
+
+    async def _off_loop(self, fn: Callable[..., _T], *args: Any) -> _T:
+        """`fn(*args)` on a worker thread when this store blocks, else inline (a thread hop costs ~50 µs)."""
+        if self.blocks:
+            return await asyncio.to_thread(fn, *args)
+        return fn(*args)
+
     async def ajournal_claim(self, intent: Intent) -> bool:
-        return self.journal_claim(intent)
+        return await self._off_loop(self.journal_claim, intent)
 
     async def ajournal_get(self, key: str) -> Intent | None:
-        return self.journal_get(key)
+        return await self._off_loop(self.journal_get, key)
 
     async def ajournal_for_operation(self, operation_id: str) -> Intent | None:
-        return self.journal_for_operation(operation_id)
+        return await self._off_loop(self.journal_for_operation, operation_id)
 
     async def ajournal_finish(self, key: str, owner: str, status: FinishStatus, outcome: Any, now: float) -> bool:
-        return self.journal_finish(key, owner, status, outcome, now)
+        return await self._off_loop(self.journal_finish, key, owner, status, outcome, now)
 
     async def ajournal_release(self, key: str, owner: str) -> bool:
-        return self.journal_release(key, owner)
+        return await self._off_loop(self.journal_release, key, owner)
 
     async def ajournal_expire(self, now: float, key: str | None = None) -> int:
-        return self.journal_expire(now, key)
+        return await self._off_loop(self.journal_expire, now, key)
+
+    async def aadd_stop(self, stop: StopRecord) -> None:
+        await self._off_loop(self.add_stop, stop)
 
     async def aclose(self) -> None:
         """Close from inside an event loop (releases async connections too)."""
-        self.close()
+        await self._off_loop(self.close)
 
     def close(self) -> None:  # noqa: B027 - optional hook
         """Release connections and flush; a closed store is not used again."""

@@ -16,6 +16,7 @@ from .records import AuditRecord, EffectStatus, StopRecord
 
 class MemoryStore(Store):
     url = "memory://"
+    blocks = False  # dicts under a lock: its async forms run inline, no thread hop
 
     def __init__(self, *, max_audit: int = 100_000) -> None:
         self._lock = threading.Lock()

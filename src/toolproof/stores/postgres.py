@@ -212,7 +212,7 @@ class PostgresStore(SqlStore):
             pool = pools.pop(loop, None)
             if pool is not None:
                 await pool.close()
-        self.close()
+        await asyncio.to_thread(self.close)  # the sync pools join their worker threads
 
     def close(self) -> None:
         """Close the sync pools, and async pools whose loop is idle; use `aclose()` from inside a loop."""

@@ -1,0 +1,130 @@
+"""The two drivers of the pipeline: they perform the effects it yields and send the results back.
+
+`drive_sync` performs them on the caller's thread (a sync handler on the sync path never touches an event
+loop); `drive_async` awaits them and keeps blocking work off the event loop: a sync handler and any `Io`
+without an async form run on a worker thread. Both close the pipeline the same way when they stop early.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextvars
+import threading
+from concurrent.futures import Future
+from typing import Any
+
+from ..contract.envelope import Envelope
+from .effects import Clock, Dispatch, Io, Outcome, Pipeline, Sleep
+
+
+def drive_sync(pipeline: Pipeline, clock: Clock) -> Envelope:
+    """Run the pipeline to its envelope, performing each effect here and now."""
+    sent: Any = None
+    try:
+        while True:
+            effect = pipeline.send(sent)
+            if type(effect) is Dispatch:
+                sent = dispatch_sync(effect, clock)
+            elif type(effect) is Sleep:
+                clock.sleep(effect.seconds)
+                sent = None
+            else:
+                assert isinstance(effect, Io)
+                sent = effect.sync()
+    except StopIteration as done:
+        return done.value  # type: ignore[no-any-return]
+    finally:
+        pipeline.close()  # stopped early (an exception): the pipeline's own cleanup runs here
+
+
+async def drive_async(pipeline: Pipeline, clock: Clock) -> Envelope:
+    """Run the pipeline to its envelope on the event loop; nothing that blocks runs on the loop itself."""
+    sent: Any = None
+    try:
+        while True:
+            effect = pipeline.send(sent)
+            if type(effect) is Dispatch:
+                sent = await dispatch_async(effect, clock)
+            elif type(effect) is Sleep:
+                await clock.async_sleep(effect.seconds)
+                sent = None
+            else:
+                assert isinstance(effect, Io)
+                sent = await (effect.async_() if effect.async_ is not None else asyncio.to_thread(effect.sync))
+    except StopIteration as done:
+        return done.value  # type: ignore[no-any-return]
+    finally:
+        pipeline.close()  # cancelled mid-call: the pipeline's cleanup runs here, in this context
+
+
+def dispatch_sync(effect: Dispatch, clock: Clock) -> Outcome:
+    """Run the handler on this thread (async handlers in their own loop; a timeout needs a thread)."""
+    tool = effect.tool
+    start = clock.monotonic()
+    try:
+        if tool.is_async:
+            value = _run_coroutine_blocking(tool.handler(*effect.args, **effect.kwargs), effect.timeout_s)
+        elif effect.timeout_s is not None:
+            value = _in_thread(effect).result(effect.timeout_s)
+        else:
+            value = tool.handler(*effect.args, **effect.kwargs)
+    except Exception as exc:
+        return Outcome(None, exc, clock.monotonic() - start)
+    return Outcome(value, None, clock.monotonic() - start)
+
+
+async def dispatch_async(effect: Dispatch, clock: Clock) -> Outcome:
+    """Await the handler under its timeout; a sync handler runs on a worker thread, never on the loop."""
+    tool = effect.tool
+    start = clock.monotonic()
+    timeout = effect.timeout_s
+    try:
+        if tool.is_async:
+            coro = tool.handler(*effect.args, **effect.kwargs)
+            value = await (asyncio.wait_for(coro, timeout) if timeout is not None else coro)
+        elif timeout is not None:
+            value = await asyncio.wait_for(asyncio.wrap_future(_in_thread(effect)), timeout)
+        else:
+            value = await asyncio.to_thread(tool.handler, *effect.args, **effect.kwargs)
+    except Exception as exc:
+        return Outcome(None, exc, clock.monotonic() - start)
+    return Outcome(value, None, clock.monotonic() - start)
+
+
+def _in_thread(effect: Dispatch) -> Future[Any]:
+    """Run a sync handler on its own daemon thread so that the caller can stop waiting for it.
+
+    Python cannot kill a thread: after a timeout the handler keeps running until it returns by itself (its
+    result is then dropped). A daemon thread at least never blocks interpreter exit. Give handlers their
+    own I/O timeouts too; `timeout_s` bounds the wait, not the work.
+    """
+    future: Future[Any] = Future()
+    context = contextvars.copy_context()
+    tool = effect.tool
+
+    def target() -> None:
+        if not future.set_running_or_notify_cancel():
+            return
+        try:
+            future.set_result(context.run(tool.handler, *effect.args, **effect.kwargs))
+        except BaseException as exc:
+            future.set_exception(exc)
+
+    threading.Thread(target=target, name=f"toolproof-{tool.name}", daemon=True).start()
+    return future
+
+
+def _run_coroutine_blocking(coro: Any, timeout_s: float | None) -> Any:
+    """Run an async handler from the sync path (not from inside a running event loop)."""
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        pass
+    else:
+        coro.close()
+        raise RuntimeError("call_sync() on an async tool from inside an event loop: use `await runner.call()`")
+
+    async def bounded() -> Any:
+        return await (asyncio.wait_for(coro, timeout_s) if timeout_s else coro)
+
+    return asyncio.run(bounded())

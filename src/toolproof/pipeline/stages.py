@@ -1,0 +1,390 @@
+"""The stages of one call: guard -> validate -> claim -> dispatch (attempt, decide) -> settle.
+
+A stage is a function of the runner and the call's `CallState`. It returns None to hand the call on, the
+`Envelope` that ends it, or, when it needs I/O, its steps: a generator that yields effects (`Dispatch`,
+`Sleep`, `Io`), is sent their results and returns the envelope or None (a stage may simply be a generator
+function). `STAGES` lists them in order; a runner runs `Runner.stages`, so a subclass adds a stage (a rate
+limiter, an approval gate) with one new function and one tuple. The helpers below the stages (`attempt`,
+`decide`, `failed`, `give_up`, ...) are the steps the stages share. Policy comes from `decide_retry`, the
+breaker and the loop guard; I/O is only ever yielded, and the drivers perform it.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from dataclasses import replace
+from typing import TYPE_CHECKING, Any, Final, TypeAlias
+
+from ..audit.trail import AuditEntry, build_stop, effect_status, log_stop, stop_log
+from ..contract.classify import classify_exception, failed_after_dispatch, may_have_happened
+from ..contract.envelope import Envelope, ErrorInfo, Meta
+from ..contract.errors import (
+    CLASS_SPECS,
+    TRANSIENT_CLASSES,
+    ErrorClass,
+    InvalidArgument,
+    NextAction,
+    ToolError,
+    ToolTimeout,
+)
+from ..contract.tool import Tool
+from ..journal.journal import Claim, in_flight_conflict, replay_envelope
+from ..journal.keys import key_parts_for
+from ..orchestration.breaker import BreakerState
+from ..orchestration.policy import RetryDecision, StopReason, decide_retry, stop_hint
+from ..stores.intent import Intent
+from ..stores.records import StopRecord
+from .effects import Dispatch, Effect, Io, Outcome, Pipeline, Sleep, Steps
+from .state import CallState
+
+if TYPE_CHECKING:
+    from collections.abc import Generator
+
+    from .runner import Runner
+
+#: What a stage returns: None (hand on), the envelope that ends the call, or the steps that will say which.
+Step: TypeAlias = Envelope | Steps | None
+#: One stage of the pipeline.
+Stage: TypeAlias = Callable[["Runner", CallState], Step]
+
+
+def run_stages(rt: Runner, s: CallState) -> Pipeline:
+    """The pipeline of one call: the runner's stages in order, until one returns the envelope."""
+    for stage in rt.stages:
+        step = stage(rt, s)
+        if step is None:
+            continue
+        if not isinstance(step, Envelope):  # steps: perform their effects, then see what they returned
+            step = yield from step
+            if step is None:
+                continue
+        return step
+    raise RuntimeError("no stage returned an envelope: the last stage must (settle does)")
+
+
+# --- the stages ---------------------------------------------------------------------------------------------
+
+
+def guard(rt: Runner, s: CallState) -> Step:
+    """The loop guard: an identical repeat of a call that just failed is not sent again."""
+    loop_guard = rt.loop_guard
+    if loop_guard is None or s.scope is None:
+        return None
+    blocked = loop_guard.check(s.scope, s.tool.name, s.raw)
+    if blocked is None:
+        return None
+    audit(rt, s, "not_dispatched", blocked.error)
+    return give_up(rt, s, blocked.error, blocked.reason)
+
+
+def validate(rt: Runner, s: CallState) -> Step:
+    """Validation, before any side effect; a write gets its idempotency key here (ours, never the model's)."""
+    tool = s.tool
+    try:
+        args = tool.parse_arguments(s.raw)
+        if tool.effect == "write":
+            s.key = key_parts_for(tool, args, s.context)
+            s.context = s.context.with_updates(idempotency_key=s.key.key)
+        s.bound = tool.bind(args, s.context)
+    except InvalidArgument as exc:
+        s.validation = "failed"
+        s.elapsed_s = rt.clock.monotonic() - s.started
+        audit(rt, s, "invalid", exc)
+        return failed(rt, s, ErrorInfo.from_exception(exc), None)
+    s.validation, s.args = "ok", args
+    return None
+
+
+def claim(rt: Runner, s: CallState) -> Step:
+    """The journal (writes only): claim the intent before dispatch; a repeat is replayed or refused."""
+    return None if s.key is None else claim_intent(rt, s)
+
+
+def claim_intent(rt: Runner, s: CallState) -> Steps:
+    """Claim this write's intent, waiting while the same key is in flight; replay or refuse a repeat."""
+    assert s.key is not None and s.args is not None
+    tool, call_id = s.tool, s.context.call_id or ""
+    intent = rt.journal.new_intent(tool, s.args, s.context, s.key)
+    found = yield from journal_claim(rt, intent)
+    if found.kind == "proceed":
+        s.intent = intent
+        return None
+    if found.kind == "replay":
+        return replay_envelope(found.intent, tool, call_id)
+    assert found.error is not None
+    return Envelope.failure(found.error, Meta(tool.name, call_id, tool.schema_version, 0, s.key.key))
+
+
+def dispatch(rt: Runner, s: CallState) -> Steps:
+    """Attempt and decide until the call has its envelope (left in `s.envelope` for `settle`)."""
+    tool, policy = s.tool, rt.retry
+    s.deadline = None if policy.max_wall_s is None else s.started + policy.max_wall_s
+    if s.context.run_id is not None and rt.budget is not None:
+        s.run = rt.run_state(s.context.run_id, s.started)
+    s.breaker = rt.breaker(tool.upstream or tool.name)
+    envelope = None
+    while envelope is None:
+        refused = admit(rt, s)
+        if refused is not None:
+            envelope = yield from refused
+            break
+        args, kwargs = s.bound
+        outcome: Outcome = yield Dispatch(tool, args, kwargs, attempt_timeout(rt, s))
+        envelope = conclude(rt, s, outcome)
+        if envelope is None:
+            envelope = yield from decide(rt, s)
+    s.envelope = envelope
+    return None
+
+
+def settle(rt: Runner, s: CallState) -> Step:
+    """The journal (writes only): record the outcome against the key (replayed to repeats), or release it."""
+    assert s.envelope is not None, "settle runs after dispatch"
+    return s.envelope if s.intent is None else record(rt, s.intent, s.tool, s.envelope)
+
+
+def record(rt: Runner, intent: Intent, tool: Tool, envelope: Envelope) -> Steps:
+    """Record a dispatched write's envelope in the journal; the envelope the caller gets."""
+    journal = rt.journal
+    recorded: Envelope = yield Io(lambda: journal.record(intent, tool, envelope),
+                                  lambda: journal.arecord(intent, tool, envelope))
+    return recorded
+
+
+#: The stages every call runs, in order (`Runner.stages`).
+STAGES: Final[tuple[Stage, ...]] = (guard, validate, claim, dispatch, settle)
+
+
+# --- the steps of dispatch ------------------------------------------------------------------------------------
+
+
+def admit(rt: Runner, s: CallState) -> Steps | None:
+    """The breaker: None when this attempt may be dispatched, else the steps of the refusal."""
+    breaker = s.breaker
+    if breaker is None:
+        return None
+    admission = breaker.admit()
+    if admission.allowed:
+        s.trial = admission.trial
+        return None
+    s.elapsed_s = 0.0
+    audit(rt, s, "not_dispatched", attempt=s.attempts + 1)
+    return circuit_open(rt, s, admission.retry_after_s)
+
+
+def conclude(rt: Runner, s: CallState, outcome: Outcome) -> Envelope | None:
+    """Classify what the attempt produced: the success envelope, or None with `s.error` set.
+
+    The one rule for writes applies here: a write that may not be repeated and failed after it was sent
+    becomes `outcome_unknown` (`failed_after_dispatch`); the breaker counts the failure as it was.
+    """
+    s.attempts += 1
+    s.elapsed_s = outcome.elapsed_s
+    error = classify(s, outcome)
+    if error is None:
+        return succeeded(rt, s)
+    if s.breaker is not None:
+        s.breaker.record(failure=error.error_class in TRANSIENT_CLASSES, trial=s.trial)
+    tool = s.tool
+    if may_have_happened(error, effect=tool.effect, idempotent=tool.idempotent):
+        error = failed_after_dispatch(error, idempotency_key=error.idempotency_key or s.context.idempotency_key)
+    s.error = error
+    audit(rt, s, "error", error)
+    return None
+
+
+def attempt_timeout(rt: Runner, s: CallState) -> float | None:
+    """The tool's timeout, clamped to what is left of the call's wall budget."""
+    timeout = s.tool.timeout_s
+    if timeout is None or s.deadline is None:
+        return timeout
+    return max(min(timeout, s.deadline - rt.clock.monotonic()), 0.001)
+
+
+def classify(s: CallState, outcome: Outcome) -> ToolError | None:
+    """The handler's value checked against the output schema (kept in `s.result`), or its error classified."""
+    if outcome.error is None:
+        try:
+            s.result = s.tool.check_output(outcome.value)
+        except ToolError as exc:
+            return exc
+        return None
+    return classify_exception(outcome.error)  # a lost reply is transient here; `conclude` applies the write rule
+
+
+def succeeded(rt: Runner, s: CallState) -> Envelope:
+    """Tell the breaker, the retry bucket, the audit trail and the loop guard; the success envelope."""
+    tool = s.tool
+    if s.breaker is not None:
+        s.breaker.record(failure=False, trial=s.trial)
+    if rt.retry_bucket is not None:
+        rt.retry_bucket.on_success(s.retry_cost)
+    audit(rt, s, "ok")
+    if rt.loop_guard is not None and s.scope is not None:
+        rt.loop_guard.succeeded(s.scope, tool.name, read=tool.effect == "read")
+    extra = None if s.fallback_from is None else {"fallback_from": s.fallback_from}
+    return Envelope(True, Meta(tool.name, s.context.call_id or "", tool.schema_version, s.attempts, extra=extra),
+                    s.result)
+
+
+def decide(rt: Runner, s: CallState) -> Steps:
+    """After a failed attempt: retry after a backoff, or stop (`decide_retry` says which and why)."""
+    error, tool = s.error, s.tool
+    assert error is not None, "decide runs after a failed attempt"
+    decision = decide_retry(
+        rt.retry, error_class=error.error_class, attempts=s.attempts, now=rt.clock.monotonic(),
+        effect=tool.effect, idempotent=tool.idempotent, risk=tool.risk, retry_after_s=error.retry_after_s,
+        timed_out=isinstance(error, ToolTimeout), call_deadline=s.deadline, run=s.run, run_budget=rt.budget,
+        bucket=rt.retry_bucket, rand=rt.rng(),
+    )
+    if decision.retry:
+        return (yield from retry(rt, s, decision))
+    return (yield from stop(rt, s, error, decision.reason))
+
+
+def retry(rt: Runner, s: CallState, decision: RetryDecision) -> Steps:
+    """Wait out the backoff and rebind for the next attempt (None), unless the breaker just opened."""
+    breaker = s.breaker
+    if breaker is not None and breaker.state is BreakerState.OPEN:
+        # This failure opened the breaker: waiting out the backoff would only end in a refusal.
+        admission = breaker.admit()
+        if not admission.allowed:
+            return (yield from circuit_open(rt, s, admission.retry_after_s))
+    s.retry_cost = decision.tokens
+    if s.run is not None:
+        s.run.retries += 1
+    if decision.delay_s > 0:
+        yield Sleep(decision.delay_s)
+    assert s.args is not None
+    s.context = replace(s.context, attempt=s.attempts + 1)
+    s.bound = s.tool.bind(s.args, s.context)
+    return None
+
+
+def stop(rt: Runner, s: CallState, error: ToolError, reason: StopReason | None) -> Steps:
+    """No retry: a failed read falls back to its read-only fallback when it has one; else the call fails."""
+    info = ErrorInfo.from_exception(error)
+    hint = stop_hint(reason, attempts=s.attempts, retry_after_s=error.retry_after_s)
+    if hint is not None:
+        info = replace(info, hint=hint)
+    if error.error_class in TRANSIENT_CLASSES:
+        fallback = read_fallback(rt, s)
+        if fallback is not None:
+            return (yield from serve_fallback(rt, s, fallback))
+    return (yield from failed(rt, s, info, reason))
+
+
+def circuit_open(rt: Runner, s: CallState, retry_after_s: float) -> Steps:
+    """The breaker refused: a read falls back to its read-only fallback; anything else gives up."""
+    tool = s.tool
+    fallback = read_fallback(rt, s)
+    if fallback is not None:
+        return (yield from serve_fallback(rt, s, fallback))
+    hint = f"{tool.name} is failing upstream; calls are let through again in about {retry_after_s:.0f} s."
+    if tool.fallback:
+        hint += f" The tool {tool.fallback} can serve instead; use it only if that fits the request."
+    info = ErrorInfo(
+        error_class=ErrorClass.TRANSIENT_UPSTREAM,
+        code="CIRCUIT_OPEN",
+        message=f"Calls to {tool.upstream or tool.name} are paused after repeated failures; this call "
+        "was not sent.",
+        retryable=CLASS_SPECS[ErrorClass.TRANSIENT_UPSTREAM].retryable,
+        next_action=NextAction.ESCALATE,
+        hint=hint,
+        retry_after_s=round(max(retry_after_s, 0.0), 3),
+        idempotency_key=s.context.idempotency_key,
+    )
+    return (yield from give_up(rt, s, info, StopReason.CIRCUIT_OPEN))
+
+
+def read_fallback(rt: Runner, s: CallState) -> Tool | None:
+    """The read tool that serves for a failing read tool (not for a fallback itself), if the toolset has it."""
+    tool = s.tool
+    name = tool.fallback
+    if name is None or s.fallback_from is not None or tool.effect != "read" or name not in rt.toolset:
+        return None
+    fallback = rt.toolset.get(name)
+    return fallback if fallback.effect == "read" else None
+
+
+def serve_fallback(rt: Runner, s: CallState, fallback: Tool) -> Steps:
+    """The whole pipeline again for the fallback tool, with the validated arguments; its envelope says so."""
+    assert s.args is not None
+    state = CallState(fallback, s.context, s.args, rt.clock.monotonic(), s.scope, fallback_from=s.tool.name)
+    envelope = yield from run_stages(rt, state)
+    return envelope
+
+
+# --- failing and giving up ------------------------------------------------------------------------------------
+
+
+def failed(rt: Runner, s: CallState, info: ErrorInfo, reason: StopReason | None) -> Steps:
+    """A failed call: tell the loop guard (about the arguments as sent), and give up when it must."""
+    loop_guard, tool = rt.loop_guard, s.tool
+    if loop_guard is not None and s.scope is not None:
+        # A write held by the journal (outcome unknown) is answered by the journal, with its key, on repeat.
+        held = tool.effect == "write" and info.error_class is ErrorClass.OUTCOME_UNKNOWN
+        at_limit = loop_guard.failed(s.scope, tool.name, s.raw, info, remember=not info.retryable and not held)
+        if at_limit and reason is None:
+            reason = StopReason.FAILURE_LIMIT
+    if reason is None and info.error_class is ErrorClass.OUTCOME_UNKNOWN:
+        reason = StopReason.OUTCOME_UNKNOWN
+    elif reason is None and info.next_action is NextAction.ESCALATE:
+        reason = StopReason.NON_RETRYABLE
+    if reason is None:
+        return Envelope.failure(info, Meta(tool.name, s.context.call_id or "", tool.schema_version, s.attempts))
+    return (yield from give_up(rt, s, info, reason))
+
+
+def give_up(rt: Runner, s: CallState, info: ErrorInfo, reason: str) -> Steps:
+    """The envelope of a give-up (same class, `next_action: escalate`) and its stop record, written now."""
+    tool, attempts = s.tool, s.attempts
+    if info.next_action is not NextAction.ESCALATE:
+        info = replace(info, next_action=NextAction.ESCALATE)
+    status = effect_status(tool, info, dispatched=attempts > 0)
+    # A stop decided on local state while the fleet's shared store was away says so, in the record and the meta.
+    degraded = {"shared_state": "unreachable"} if rt.shared_state.degraded else None
+    stop = build_stop(tool, s.context, s.arguments, info, attempts=attempts, reason=str(reason), status=status,
+                      extra=degraded)
+    yield Io(lambda: write_stop(rt, stop))
+    extra = {"stop_id": stop.id, "stop_reason": stop.reason, **(degraded or {})}
+    return Envelope.failure(info, Meta(tool.name, s.context.call_id or "", tool.schema_version, attempts,
+                                       extra=extra))
+
+
+def write_stop(rt: Runner, stop: StopRecord) -> None:
+    """Store a stop record (a failure to store it is logged, never raised) and tell the hooks and the log."""
+    try:
+        rt.store.add_stop(stop)
+    except Exception:
+        stop_log.exception("could not write stop record %s", stop.id)
+    if rt.writer is not None:
+        rt.writer.emit_stop(stop)
+    else:
+        log_stop(stop)
+
+
+def audit(
+    rt: Runner, s: CallState, outcome: str, error: ToolError | ErrorInfo | None = None, *, attempt: int | None = None
+) -> None:
+    """Queue this attempt's audit entry; the writer thread builds, redacts and stores the record."""
+    writer = rt.writer
+    if writer is not None:
+        writer.submit(AuditEntry(time.time(), s.tool, s.context, s.arguments, s.validation,
+                                 s.attempts if attempt is None else attempt, s.elapsed_s, outcome, error))
+
+
+def journal_claim(rt: Runner, intent: Intent) -> Generator[Effect, Any, Claim]:
+    """Claim, or wait (bounded, polling) while the same key is in flight elsewhere."""
+    journal = rt.journal
+    deadline: float | None = None
+    while True:
+        found: Claim = yield Io(lambda: journal.claim(intent), lambda: journal.aclaim(intent))
+        if found.kind != "wait":
+            return found
+        now = rt.clock.monotonic()
+        deadline = now + journal.wait_s if deadline is None else deadline
+        if now >= deadline:
+            return Claim("refuse", found.intent, in_flight_conflict(found.intent))
+        yield Sleep(min(journal.poll_s, max(deadline - now, 0.0)))

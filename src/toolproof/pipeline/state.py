@@ -1,0 +1,58 @@
+"""The one typed object a call carries through the stages: what the caller sent, and what each stage learnt."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from ..contract.context import EMPTY_MAPPING, CallContext
+from ..contract.envelope import Envelope
+from ..contract.errors import ToolError
+from ..contract.tool import Tool
+from ..journal.keys import KeyParts
+from ..orchestration.breaker import Breaker
+from ..orchestration.policy import RunState
+from ..stores.intent import Intent
+from ..stores.records import ValidationOutcome
+
+
+@dataclass(slots=True)
+class CallState:
+    """Per call, mutable, owned by one pipeline: stages read what earlier stages wrote and add their part."""
+
+    # Given.
+    tool: Tool
+    context: CallContext  # ids the code knows; `attempt` and `idempotency_key` are filled in on the way
+    raw: Any  # the arguments as the caller sent them (a mapping or JSON text)
+    started: float  # monotonic seconds
+    scope: str | None = None  # the run or conversation: the loop guard's memory
+    fallback_from: str | None = None  # set when this call serves as another tool's read fallback
+
+    # validate
+    validation: ValidationOutcome = "skipped"
+    args: dict[str, Any] | None = None  # the validated arguments
+    bound: tuple[tuple[Any, ...], Mapping[str, Any]] = ((), EMPTY_MAPPING)  # the handler's (args, kwargs)
+    key: KeyParts | None = None  # a write's idempotency key, operation id and fingerprint
+
+    # claim (writes only)
+    intent: Intent | None = None
+
+    # attempt / decide
+    breaker: Breaker | None = None
+    trial: bool = False  # the breaker let this attempt through as its half-open trial
+    deadline: float | None = None  # monotonic; the end of the call's wall budget
+    run: RunState | None = None  # the run's budget state
+    attempts: int = 0  # dispatched so far
+    retry_cost: int = 0  # tokens the last retry took (refunded on success)
+    elapsed_s: float = 0.0  # the last attempt's (or the failed validation's) latency
+    result: Any = None
+    error: ToolError | None = None  # the last attempt's classified error
+
+    # The envelope the dispatch stages settled on (settle records it in the journal).
+    envelope: Envelope | None = None
+
+    @property
+    def arguments(self) -> Any:
+        """The arguments to show in the audit trail: validated when they were, else as sent."""
+        return self.raw if self.args is None else self.args
