@@ -14,7 +14,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import toolproof
-from toolproof.journal.keys import KEY_PREFIX, canonical_json, idempotency_key, key_parts
+from toolproof.contract.canonical import canonical_json
+from toolproof.journal.keys import KEY_PREFIX, idempotency_key, key_parts
 
 CTX = toolproof.CallContext(conversation_id="chat-8812", principal="B-17")
 ORDER = {"crop": "groundnut", "quantity_kg": 40, "delivery_date": "2026-10-23"}
@@ -183,7 +184,7 @@ _ascii = st.text(alphabet=st.characters(max_codepoint=127), max_size=12)
                                          st.floats(allow_nan=False, allow_infinity=False), st.text(max_size=5)),
                        max_size=8))
 def test_the_flat_fast_path_writes_the_same_text_as_the_general_one(value: dict[str, Any]) -> None:
-    from toolproof.journal.keys import _emit
+    from toolproof.contract.canonical import _emit
 
     parts: list[str] = []
     _emit(value, parts, 0, [0])
