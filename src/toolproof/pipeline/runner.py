@@ -346,8 +346,8 @@ class Runner:
         # 8. The journal: record the outcome against the key (replayed to repeats), or release the intent.
         if intent is not None:
             journal, claimed, final = self.journal, intent, envelope
-            envelope = yield Io(lambda: journal.record(claimed, tool, final),
-                                lambda: journal.arecord(claimed, tool, final))
+            envelope = yield Io(lambda: journal.record(claimed, tool, final, args),
+                                lambda: journal.arecord(claimed, tool, final, args))
         return envelope
 
     def _attempts(
