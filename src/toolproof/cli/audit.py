@@ -12,6 +12,7 @@ from typing import Any
 import typer
 from rich.table import Table
 
+from ..contract.redaction import redact
 from ..stores.records import AuditRecord
 from ._common import console, fail, print_json
 from .stops import STORE_OPTION, connect, when
@@ -22,7 +23,8 @@ _ALL = 10**9
 
 
 def record_dict(rec: AuditRecord) -> dict[str, Any]:
-    return dataclasses.asdict(rec)
+    row: dict[str, Any] = redact(dataclasses.asdict(rec))  # stored redacted; again for rows older versions wrote
+    return row
 
 
 @audit_app.command("tail")

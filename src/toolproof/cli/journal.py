@@ -9,6 +9,7 @@ import typer
 from rich.table import Table
 
 from ..contract.errors import ToolError
+from ..contract.redaction import redact
 from ..journal.journal import Journal, parse_duration
 from ..stores import ENV_VAR, open_store
 from ..stores.intent import INTENT_STATUSES, Intent
@@ -30,7 +31,8 @@ def _journal(store: str | None) -> Journal:
 
 
 def _row(intent: Intent) -> dict[str, Any]:
-    return intent.to_dict()
+    row: dict[str, Any] = redact(intent.to_dict())  # stored redacted; again here for rows older versions wrote
+    return row
 
 
 @journal_app.command("list")

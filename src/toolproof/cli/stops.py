@@ -10,6 +10,7 @@ from typing import Any
 import typer
 from rich.table import Table
 
+from ..contract.redaction import redact, redact_text
 from ..stores import Store, open_store
 from ..stores.records import StopRecord
 from ._common import DEFAULT_STORE, console, fail, print_json
@@ -34,7 +35,8 @@ def when(at: float | None) -> str:
 
 
 def stop_dict(stop: StopRecord) -> dict[str, Any]:
-    return dataclasses.asdict(stop)
+    row: dict[str, Any] = redact(dataclasses.asdict(stop))  # stored redacted; again for rows older versions wrote
+    return row
 
 
 @stops_app.command("list")
@@ -94,7 +96,7 @@ def resolve_cmd(
         raise fail("--note must say what was found and done")
     db = connect(store)
     try:
-        stop = db.resolve_stop(stop_id, resolution=note, effect_status=effect)  # type: ignore[arg-type]
+        stop = db.resolve_stop(stop_id, resolution=redact_text(note), effect_status=effect)  # type: ignore[arg-type]
     finally:
         db.close()
     if stop is None:

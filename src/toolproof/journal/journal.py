@@ -190,7 +190,7 @@ class Journal:
         if outcome not in ("done", "not_done"):
             raise ValueError(f"outcome must be 'done' or 'not_done', got {outcome!r}")
         done = outcome == "done"
-        resolution = note or ("reconciled: done" if done else "reconciled: not done")
+        resolution = redact_text(note) if note else ("reconciled: done" if done else "reconciled: not done")
         stored = {"ok": True, "result": redact(result), "attempts": 0} if done else None
         settled = self.store.journal_resolve(key, done=done, outcome=stored, resolution=resolution, now=self.now())
         if settled is None:
