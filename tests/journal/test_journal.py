@@ -215,7 +215,7 @@ def test_idempotent_write_timeout_releases_and_the_retry_resends_the_key(invoice
 def test_secrets_are_redacted_in_the_journal(jr: toolproof.Runner, store: Store, buyer: Any) -> None:
     jr.call_sync("send_invoice", {"amount_rs": 3, "api_token": "sk-live-123"}, context=buyer)
     (intent,) = store.journal_list()
-    assert intent.arguments["api_token"] == "[redacted]"
+    assert intent.arguments["api_token"] == "[REDACTED]"
     assert "sk-live-123" not in repr(intent)
 
 

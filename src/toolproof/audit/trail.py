@@ -11,11 +11,8 @@ follow the GenAI semantic conventions (`pip install 'toolproof[otel]'`).
 from __future__ import annotations
 
 import dataclasses
-import functools
-import json
 import logging
 import os
-import re
 import threading
 import time
 from collections import deque
@@ -25,7 +22,7 @@ from typing import TYPE_CHECKING, Any, Final, NamedTuple, TypeAlias
 from ..contract.context import CallContext
 from ..contract.envelope import Envelope, ErrorInfo
 from ..contract.errors import ToolError
-from ..contract.validate import truncate_value
+from ..contract.redaction import redact_arguments, redact_raw, redact_text, secrets_in
 from ..stores.base import Store
 from ..stores.records import AuditRecord, EffectStatus, StopRecord, ValidationOutcome
 
@@ -35,83 +32,7 @@ if TYPE_CHECKING:
 log: Final = logging.getLogger("toolproof.audit")
 stop_log: Final = logging.getLogger("toolproof.stops")
 
-REDACTED: Final = "[REDACTED]"
-
-#: Argument names that are treated as secret wherever they appear, in addition to `Tool.secret_fields`.
-SECRET_KEY_PATTERN: Final = re.compile(
-    r"(?:^|_)(?:password|passwd|passphrase|pwd|secret|token|api_?key|apikey|access_?key|authorization|auth|"
-    r"credentials?|private_?key|cookie|session_?key|ssn|cvv|cvc|card_?number|pin)(?:$|_)"
-)
-
-_CAMEL: Final = re.compile(r"([a-z0-9])([A-Z])")
-_MAX_DEPTH: Final = 64
-
 Hook: TypeAlias = Callable[[AuditRecord | StopRecord], None]
-
-
-@functools.lru_cache(maxsize=4096)
-def is_secret_key(name: str) -> bool:
-    """Whether an argument name looks like it holds a secret (`api_key`, `accessToken`, `X-Auth-Token`...)."""
-    normal = _CAMEL.sub(r"\1_\2", name).lower().replace("-", "_").replace(".", "_")
-    return SECRET_KEY_PATTERN.search(normal) is not None
-
-
-def redact(value: Any, secret_fields: frozenset[str] = frozenset(), *, _depth: int = 0) -> Any:
-    """A copy of `value` with every secret replaced by `[REDACTED]`.
-
-    Top-level names in `secret_fields` (parameters marked `toolproof.Secret`) and any key, at any depth,
-    whose name looks secret are replaced; everything else is copied as it is.
-    """
-    if _depth > _MAX_DEPTH:
-        return "[TOO DEEP]"
-    if isinstance(value, dict):
-        out: dict[Any, Any] = {}
-        for key, item in value.items():
-            if isinstance(key, str) and ((_depth == 0 and key in secret_fields) or is_secret_key(key)):
-                out[key] = REDACTED
-            else:
-                out[key] = redact(item, secret_fields, _depth=_depth + 1)
-        return out
-    if isinstance(value, list | tuple):
-        return [redact(item, secret_fields, _depth=_depth + 1) for item in value]
-    return value
-
-
-def redact_raw(arguments: Any, secret_fields: frozenset[str]) -> Any:
-    """Redact arguments as the model sent them (possibly JSON text, possibly not JSON at all)."""
-    if isinstance(arguments, str | bytes):
-        text = arguments.decode("utf-8", "replace") if isinstance(arguments, bytes) else arguments
-        if len(text) <= 1_000_000:
-            try:
-                parsed = json.loads(text)
-            except (ValueError, RecursionError):
-                parsed = None
-            if isinstance(parsed, dict | list):
-                return truncate_value(redact(parsed, secret_fields), 10_000)
-        # Text that is not JSON: keep it only when the tool has no secrets to leak.
-        return "[UNPARSEABLE ARGUMENTS REDACTED]" if secret_fields else truncate_value(text, 2_000)
-    return truncate_value(redact(arguments, secret_fields), 10_000)
-
-
-def _schema_may_hide_secrets(node: Any, depth: int = 0) -> bool:
-    """Whether arguments valid under this schema could carry a key that looks secret."""
-    if depth > _MAX_DEPTH:
-        return True
-    if isinstance(node, dict):
-        if node.get("type") == "object" or "properties" in node:
-            if node.get("additionalProperties", True) is not False or "patternProperties" in node:
-                return True
-            if any(is_secret_key(name) for name in node.get("properties", {})):
-                return True
-        return any(_schema_may_hide_secrets(v, depth + 1) for k, v in node.items() if k != "enum" and k != "const")
-    if isinstance(node, list):
-        return any(_schema_may_hide_secrets(v, depth + 1) for v in node)
-    return False
-
-
-def needs_redaction(tool: Tool) -> bool:
-    """Whether this tool's validated arguments must be walked for secrets (the writer caches the answer)."""
-    return bool(tool.secret_fields) or _schema_may_hide_secrets(tool.input_schema)
 
 
 # --- records --------------------------------------------------------------------------------------------
@@ -164,23 +85,10 @@ def _fast_constructor(cls: type[Any]) -> Callable[..., Any]:
 _new_audit_record: Final = _fast_constructor(AuditRecord)
 
 
-def build_audit(entry: AuditEntry, redaction: dict[Tool, bool] | None = None) -> AuditRecord:
-    """Turn a queued entry into a redacted `AuditRecord` (runs on the writer thread).
-
-    `redaction` caches `needs_redaction` per tool (the writer keeps one).
-    """
+def build_audit(entry: AuditEntry) -> AuditRecord:
+    """Turn a queued entry into a redacted `AuditRecord` (runs on the writer thread)."""
     at, tool, ctx, arguments, validation, attempt, latency_s, outcome, error = entry
-    if redaction is None:
-        redaction = {}
-    walk = redaction.get(tool)
-    if walk is None:
-        walk = redaction[tool] = needs_redaction(tool)
-    if validation == "failed":
-        args = redact_raw(arguments, tool.secret_fields)
-    elif walk:
-        args = redact(arguments, tool.secret_fields)
-    else:
-        args = arguments  # validated against a closed schema with no secret-looking names: nothing to hide
+    args = redact_arguments(tool, arguments, validated=validation != "failed")
     failing: tuple[str, ...] = ()
     if validation == "failed" and error is not None:
         failing = (error.field or "<arguments>",)
@@ -220,18 +128,16 @@ def build_stop(
     status: EffectStatus,
     extra: dict[str, Any] | None = None,
 ) -> StopRecord:
-    """A stop record for a give-up, arguments redacted."""
+    """A stop record for a give-up, secrets redacted from the arguments and the message."""
     return StopRecord(
         id=new_stop_id(),
         at=time.time(),
         tool=tool.name,
         call_id=ctx.call_id or "",
-        arguments=redact_raw(arguments, tool.secret_fields)
-        if isinstance(arguments, str | bytes)
-        else redact(arguments, tool.secret_fields),
+        arguments=redact_raw(arguments, tool.secret_paths),
         error_class=error.error_class.value,
         code=error.code,
-        message=error.message,
+        message=redact_text(error.message, secrets_in(arguments, tool.secret_paths)),
         attempts=attempts,
         effect_status=status,
         reason=reason,
@@ -281,7 +187,6 @@ class AuditWriter:
         self._closed = False
         self.written = 0
         self.failed_batches = 0
-        self._redaction: dict[Tool, bool] = {}
 
     def submit(self, entry: AuditEntry) -> None:
         """Queue one entry (the hot path: an append, and a wake-up when a batch is full)."""
@@ -320,8 +225,7 @@ class AuditWriter:
                     batch.append(pending.popleft())
                 except IndexError:  # pragma: no cover - drained concurrently
                     break
-            cache = self._redaction
-            records = [build_audit(entry, cache) for entry in batch]
+            records = [build_audit(entry) for entry in batch]
             if self.persist and self.store.closed:
                 log.warning("the store %s was closed before the runner: %d audit records not written "
                             "(close the Runner, not its store)", self.store.url, len(records))

@@ -10,6 +10,7 @@ from typing import Annotated, Any
 
 import typer
 
+from ..contract.redaction import redact
 from ..stores.records import AuditRecord
 from ._options import (
     DEFAULT_LIMIT,
@@ -35,7 +36,8 @@ ToolOpt = Annotated[str | None, typer.Option("--tool", help="Only this tool.")]
 
 
 def record_dict(rec: AuditRecord) -> dict[str, Any]:
-    return dataclasses.asdict(rec)
+    row: dict[str, Any] = redact(dataclasses.asdict(rec))  # stored redacted; again for rows older versions wrote
+    return row
 
 
 def _records(store: str | None, limit: int, tool: str | None) -> list[AuditRecord]:

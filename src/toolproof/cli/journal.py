@@ -8,8 +8,9 @@ from typing import Annotated, Any
 import typer
 
 from ..contract.errors import ToolError
+from ..contract.redaction import redact
 from ..journal.journal import Journal, parse_duration
-from ..stores.intent import INTENT_STATUSES
+from ..stores.intent import INTENT_STATUSES, Intent
 from ._options import (
     DEFAULT_LIMIT,
     ForceOpt,
@@ -37,6 +38,11 @@ def _journal(store: str | None) -> Journal:
     return Journal(open_existing(store))
 
 
+def _row(intent: Intent) -> dict[str, Any]:
+    row: dict[str, Any] = redact(intent.to_dict())  # stored redacted; again here for rows older versions wrote
+    return row
+
+
 @journal_app.command("list")
 def list_cmd(
     status: Annotated[str | None, typer.Option("--status", help=f"Only this: {', '.join(INTENT_STATUSES)}.")] = None,
@@ -53,7 +59,7 @@ def list_cmd(
     finally:
         journal.store.close()
     if as_json:
-        print_json_lines(r.to_dict() for r in rows)
+        print_json_lines(_row(r) for r in rows)
         return
     print_table(("key", "status", "tool", "conversation", "created", "resolution"),
                 ((r.key, r.status, r.tool, r.conversation_id, timestamp(r.created_at), r.resolution) for r in rows))
@@ -71,9 +77,9 @@ def show_cmd(key: KeyArg, as_json: JsonOpt = False, store: StoreOpt = None) -> N
     if row is None:
         raise fail(f"no journal entry has the key {key!r} in {shown_store(store)}", code=1)
     if as_json:
-        print_json_lines([row.to_dict()])
+        print_json_lines([_row(row)])
     else:
-        print_record(row.to_dict())
+        print_record(_row(row))
 
 
 @journal_app.command("resolve")
@@ -104,7 +110,7 @@ def resolve_cmd(
         raise fail(f"{exc.message} {exc.hint or ''}".strip(), code=1) from None
     finally:
         journal.store.close()
-    _print_left(key, before.status if before else None, after.to_dict() if after else None, as_json, store)
+    _print_left(key, before.status if before else None, _row(after) if after else None, as_json, store)
 
 
 def _result_value(result: str | None, done: bool) -> Any:

@@ -7,6 +7,7 @@ from typing import Annotated, Any
 
 import typer
 
+from ..contract.redaction import redact, redact_text
 from ..stores import Store
 from ..stores.records import StopRecord
 from ._options import (
@@ -32,7 +33,8 @@ EFFECTS = ("done", "not_done", "unknown")
 
 
 def stop_dict(stop: StopRecord) -> dict[str, Any]:
-    return dataclasses.asdict(stop)
+    row: dict[str, Any] = redact(dataclasses.asdict(stop))  # stored redacted; again for rows older versions wrote
+    return row
 
 
 @stops_app.command("list")
@@ -105,7 +107,7 @@ def resolve_cmd(
         if before.resolved_at is not None and not force:
             raise fail(f"stop record {stop_id!r} was resolved at {timestamp(before.resolved_at)} "
                        f"({before.resolution!r}); give --force to resolve it again", code=1)
-        db.resolve_stop(stop_id, resolution=note, effect_status=effect)  # type: ignore[arg-type]
+        db.resolve_stop(stop_id, resolution=redact_text(note), effect_status=effect)  # type: ignore[arg-type]
         after = _get(db, stop_id, store)
         _journal_hint(db, after.idempotency_key)
     finally:

@@ -26,6 +26,7 @@ from pydantic_core import PydanticSerializationError
 
 from .context import CallContext
 from .errors import DefinitionError, InternalError, InvalidArgument
+from .redaction import schema_may_hide_secrets, secret_paths
 from .validate import DEFAULT_LIMITS, ArgumentValidator, Limits
 
 Effect = Literal["read", "write"]
@@ -235,6 +236,7 @@ class Tool:
     operation_keys: tuple[str, ...] | None = None
     examples: tuple[dict[str, Any], ...] = ()
     secret_fields: frozenset[str] = frozenset()
+    secret_paths: frozenset[tuple[str, ...]] = frozenset()  # where arguments hold secrets: see contract.redaction
     fallback: str | None = None
     upstream: str | None = None
     open_world: bool = False
@@ -249,6 +251,7 @@ class Tool:
     _output_adapter: TypeAdapter[Any] | None = field(repr=False, default=None)
     _output_validator: Any = field(repr=False, default=None)
     _schema_first: bool = field(repr=False, default=False)
+    _hides_secrets: bool = field(repr=False, default=True)  # validated arguments must be walked before storing
 
     # --- construction -------------------------------------------------------------------------------------
 
@@ -466,6 +469,7 @@ class Tool:
             except InvalidArgument as exc:
                 raise DefinitionError(f"tool {name!r}: example {example!r} is invalid: {exc.message}") from None
         version = fingerprint(name, description, input_schema, output_schema)
+        paths = secret_paths(input_schema, secret_fields)
         return cls(
             name=name,
             description=description,
@@ -480,6 +484,7 @@ class Tool:
             operation_keys=tuple(operation_keys) if operation_keys is not None else None,
             examples=example_list,
             secret_fields=secret_fields,
+            secret_paths=paths,
             fallback=fallback,
             upstream=upstream,
             open_world=open_world,
@@ -494,6 +499,7 @@ class Tool:
             _output_adapter=output_adapter,
             _output_validator=output_validator,
             _schema_first=schema_first,
+            _hides_secrets=bool(paths) or schema_may_hide_secrets(input_schema),
         )
 
     # --- the call path (used by the Runner) -------------------------------------------------------------

@@ -40,6 +40,7 @@ from ..contract.errors import (
     ToolError,
     TransientUpstream,
 )
+from ..contract.redaction import redact, redact_arguments, redact_text, redact_values, secrets_in
 from ..contract.tool import Tool
 from ..stores.base import FinishStatus, Store
 from ..stores.intent import Intent, IntentStatus
@@ -47,7 +48,6 @@ from ..stores.records import AuditRecord, StopRecord
 from .keys import KeyParts
 
 DEFAULT_RETENTION_S: Final = 24 * 3600.0
-REDACTED: Final = "[redacted]"
 
 # Errors a tool raises before it changed anything: the intent is released so a corrected call can proceed.
 PRE_EFFECT_CLASSES: Final = frozenset({
@@ -96,8 +96,8 @@ class Journal:
         now = self.now()
         return Intent(
             key=parts.key, operation_id=parts.operation_id, tool=tool.name, fingerprint=parts.fingerprint,
-            arguments=redact(arguments, tool.secret_fields), status="in_flight", created_at=now, updated_at=now,
-            owner=self.owner, lease_until=now + self.lease_for(tool), call_id=context.call_id,
+            arguments=redact_arguments(tool, arguments, validated=True), status="in_flight", created_at=now,
+            updated_at=now, owner=self.owner, lease_until=now + self.lease_for(tool), call_id=context.call_id,
             conversation_id=context.conversation_id, principal=context.principal,
         )
 
@@ -140,38 +140,44 @@ class Journal:
         return Claim("wait", intent)
 
     # --- after dispatch -------------------------------------------------------------------------------------
-    def record(self, intent: Intent, tool: Tool, envelope: Envelope) -> Envelope:
+    def record(self, intent: Intent, tool: Tool, envelope: Envelope, arguments: Any = None) -> Envelope:
+        """Settle the intent with the dispatched call's envelope. `arguments` (the real ones) name the secrets
+        to scrub from what is stored and replayed, should the result or an error message repeat them."""
         how, final = settle(intent, tool, envelope)
+        secrets = secrets_in(arguments, tool.secret_paths) if arguments is not None else []
         try:
             if how == "release":
                 self.store.journal_release(intent.key, intent.owner)
             else:
-                self.store.journal_finish(intent.key, intent.owner, how, stored_outcome(final), self.now())
+                self.store.journal_finish(intent.key, intent.owner, how, stored_outcome(final, secrets), self.now())
                 if how == "unknown" and "stop_id" not in final.meta.extra:  # the orchestrator may have written one
-                    self.store.add_stop(self._stop(intent, final))
+                    self.store.add_stop(self._stop(intent, final, secrets))
         except Exception:  # the lease will expire and the intent become unknown: never lost, never re-run
             return _with_extra(final, journal="unrecorded")
         return final
 
-    async def arecord(self, intent: Intent, tool: Tool, envelope: Envelope) -> Envelope:
+    async def arecord(self, intent: Intent, tool: Tool, envelope: Envelope, arguments: Any = None) -> Envelope:
         how, final = settle(intent, tool, envelope)
+        secrets = secrets_in(arguments, tool.secret_paths) if arguments is not None else []
         try:
             if how == "release":
                 await self.store.ajournal_release(intent.key, intent.owner)
             else:
-                await self.store.ajournal_finish(intent.key, intent.owner, how, stored_outcome(final), self.now())
+                await self.store.ajournal_finish(
+                    intent.key, intent.owner, how, stored_outcome(final, secrets), self.now())
                 if how == "unknown" and "stop_id" not in final.meta.extra:
-                    await self.store.aadd_stop(self._stop(intent, final))
+                    await self.store.aadd_stop(self._stop(intent, final, secrets))
         except Exception:
             return _with_extra(final, journal="unrecorded")
         return final
 
-    def _stop(self, intent: Intent, envelope: Envelope) -> StopRecord:
+    def _stop(self, intent: Intent, envelope: Envelope, secrets: list[str]) -> StopRecord:
         error = envelope.error
         assert error is not None
         return StopRecord(
             id=new_call_id(), at=self.now(), tool=intent.tool, call_id=intent.call_id or envelope.meta.call_id,
-            arguments=intent.arguments, error_class=str(error.error_class), code=error.code, message=error.message,
+            arguments=intent.arguments, error_class=str(error.error_class), code=error.code,
+            message=redact_text(error.message, secrets),
             attempts=envelope.meta.attempts, effect_status="unknown", reason="outcome_unknown",
             conversation_id=intent.conversation_id, idempotency_key=intent.key,
         )
@@ -203,8 +209,8 @@ class Journal:
                            code="NOT_UNKNOWN", state={"status": found.status}, idempotency_key=key,
                            hint="Only entries whose outcome is unknown are reconciled; force it with a note.")
         done = outcome == "done"
-        resolution = note or ("reconciled: done" if done else "reconciled: not done")
-        stored = {"ok": True, "result": result, "attempts": 0} if done else None
+        resolution = redact_text(note) if note else ("reconciled: done" if done else "reconciled: not done")
+        stored = {"ok": True, "result": redact(result), "attempts": 0} if done else None
         settled = self.store.journal_resolve(key, done=done, outcome=stored, resolution=resolution, now=self.now())
         self.store.resolve_stops_for_key(key, resolution=resolution, effect_status="done" if done else "not_done")
         self.store.append_audit([reconcile_audit(found, outcome, resolution, force, self.now())])
@@ -337,11 +343,14 @@ def settle(intent: Intent, tool: Tool, envelope: Envelope) -> tuple[Settlement, 
     return "failed", replace(envelope, meta=meta, error=replace(error, idempotency_key=intent.key))
 
 
-def stored_outcome(envelope: Envelope) -> dict[str, Any]:
+def stored_outcome(envelope: Envelope, secrets: list[str]) -> dict[str, Any]:
+    """What is stored and replayed to repeats: the envelope without its meta, secrets redacted (by name, and
+    the call's own secret values wherever the result or the error repeats them)."""
     data = envelope.to_dict()
     data.pop("meta")
     data["attempts"] = envelope.meta.attempts
-    return data
+    stored: dict[str, Any] = redact_values(redact(data), secrets)
+    return stored
 
 
 def replay_envelope(found: Intent, tool: Tool, call_id: str) -> Envelope:
@@ -350,10 +359,6 @@ def replay_envelope(found: Intent, tool: Tool, call_id: str) -> Envelope:
     stored.pop("attempts", None)
     meta = Meta(tool.name, call_id, tool.schema_version, 0, idempotency_key=found.key, replayed=True)
     return Envelope.from_dict({**stored, "meta": meta.to_dict()})
-
-
-def redact(arguments: Mapping[str, Any], secret_fields: frozenset[str]) -> dict[str, Any]:
-    return {k: (REDACTED if k in secret_fields else v) for k, v in arguments.items()}
 
 
 def _with_extra(envelope: Envelope, **extra: Any) -> Envelope:

@@ -26,6 +26,7 @@ from mcp.shared.exceptions import MCPError
 from pydantic import ValidationError
 
 from ..contract.errors import InternalError, InvalidArgument, TransientUpstream
+from ..contract.redaction import redact_text
 from .config import Upstream
 
 log = logging.getLogger("toolproof.mcp")
@@ -238,5 +239,5 @@ def protocol_error(upstream: str, tool: str, exc: MCPError) -> InvalidArgument |
 def _describe(exc: BaseException) -> str:
     if isinstance(exc, BaseExceptionGroup) and exc.exceptions:
         return _describe(exc.exceptions[0])
-    text = str(exc).strip().splitlines()[0] if str(exc).strip() else ""
-    return f"{type(exc).__name__}: {text}"[:300] if text else type(exc).__name__
+    text = str(exc).strip().splitlines()[0] if str(exc).strip() else ""  # shown to the model and logged:
+    return f"{type(exc).__name__}: {redact_text(text)}"[:300] if text else type(exc).__name__  # scrubbed

@@ -17,24 +17,31 @@ import threading
 from dataclasses import dataclass, field
 from typing import Any, Final
 
+from ..contract.canonical import canonical_json
 from ..contract.envelope import ErrorInfo
-from ..contract.errors import NextAction
+from ..contract.errors import InvalidArgument, NextAction
 
 REPEATED_FAILING_CALL: Final = "REPEATED_FAILING_CALL"
 TOO_MANY_FAILURES: Final = "TOO_MANY_FAILURES"
 
 
 def call_key(arguments: Any) -> str:
-    """The identity of a call's arguments: canonical JSON (JSON text is parsed first), else the text as sent."""
+    """The identity of a call's arguments: their canonical JSON (the idempotency keys' own), JSON text parsed
+    first, so `{"n": 40}` and `{"n": 40.0}` are one call; text that is not JSON is its own identity."""
     if isinstance(arguments, str | bytes):
+        text = arguments.decode("utf-8", "replace") if isinstance(arguments, bytes) else arguments
+        if len(text) >= 1_000_000:
+            return text
         try:
-            arguments = json.loads(arguments) if len(arguments) < 1_000_000 else arguments
+            arguments = json.loads(text)
         except (ValueError, RecursionError):
-            return arguments.decode("utf-8", "replace") if isinstance(arguments, bytes) else arguments
-        if isinstance(arguments, str | bytes):
-            return arguments.decode("utf-8", "replace") if isinstance(arguments, bytes) else arguments
+            return text  # never valid JSON, so never equal to a canonical text
     try:
-        return json.dumps(arguments, sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=repr)
+        return canonical_json(arguments)
+    except InvalidArgument:
+        pass
+    try:  # NaN, non-string keys...: no key, yet a repeat of them is still a repeat ("~" starts no JSON text)
+        return "~" + json.dumps(arguments, sort_keys=True, separators=(",", ":"), default=repr)
     except (TypeError, ValueError, RecursionError):
         return f"<unkeyable {os.urandom(8).hex()}>"  # too deep to compare: never treated as a repeat
 

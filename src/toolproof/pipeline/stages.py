@@ -141,14 +141,16 @@ def dispatch(rt: Runner, s: CallState) -> Steps:
 def settle(rt: Runner, s: CallState) -> Step:
     """The journal (writes only): record the outcome against the key (replayed to repeats), or release it."""
     assert s.envelope is not None, "settle runs after dispatch"
-    return s.envelope if s.intent is None else record(rt, s.intent, s.tool, s.envelope)
+    return s.envelope if s.intent is None else record(rt, s, s.intent, s.envelope)
 
 
-def record(rt: Runner, intent: Intent, tool: Tool, envelope: Envelope) -> Steps:
-    """Record a dispatched write's envelope in the journal; the envelope the caller gets."""
-    journal = rt.journal
-    recorded: Envelope = yield Io(lambda: journal.record(intent, tool, envelope),
-                                  lambda: journal.arecord(intent, tool, envelope))
+def record(rt: Runner, s: CallState, intent: Intent, envelope: Envelope) -> Steps:
+    """Record a dispatched write's envelope in the journal; the envelope the caller gets.
+
+    The journal gets the real arguments too: it scrubs their secrets from the outcome it stores and replays."""
+    journal, tool, args = rt.journal, s.tool, s.args
+    recorded: Envelope = yield Io(lambda: journal.record(intent, tool, envelope, args),
+                                  lambda: journal.arecord(intent, tool, envelope, args))
     return recorded
 
 
