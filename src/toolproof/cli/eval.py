@@ -100,6 +100,22 @@ JsonOpt = typer.Option(None, "--json", help="Write the JSON result here.")
 HtmlOpt = typer.Option(None, "--html", help="Write the self-contained HTML report here.")
 TagOpt = typer.Option(None, "--tag", help="Only cases with this tag (repeatable).")
 TodayOpt = typer.Option(None, "--today", help="Override the case file's today (YYYY-MM-DD).")
+MaxErrorsOpt = typer.Option(0.05, "--max-model-errors", min=0.0, max=1.0,
+                            help="The share of model requests that may fail (no answer) before the run is an "
+                                 "error (exit 2).")
+AllowErrorsOpt = typer.Option(False, "--allow-errors",
+                              help="Keep and score a run whatever the model's errors; the result is marked "
+                                   "partial.")
+
+
+def _error_budget(max_model_errors: float, allow_errors: bool) -> float | None:
+    """The share the library enforces; None (keep everything) under --allow-errors."""
+    return None if allow_errors else max_model_errors
+
+
+def _unanswered(exc: Exception) -> typer.Exit:
+    """A model that failed too often: the reason, and how to keep partial results anyway."""
+    return fail(f"{exc}. Check the model and endpoint; --allow-errors keeps and scores partial results.")
 
 
 @eval_app.command("selection")
@@ -118,10 +134,13 @@ def selection_cmd(
     tag: list[str] | None = TagOpt,
     today: str | None = TodayOpt,
     schema: bool = typer.Option(False, "--schema", help="Also run every generated call through the validator."),
+    max_model_errors: float = MaxErrorsOpt,
+    allow_errors: bool = AllowErrorsOpt,
 ) -> None:
     """Score the first tool call (tool and arguments separately) for every case, k runs each."""
+    from ..evals.model_errors import TooManyModelErrors
     from ..evals.report import print_report
-    from ..evals.schema import check_calls
+    from ..evals.schema import check_report
     from ..evals.selection import run_selection
 
     cases = _load_case_set(cases_path, tag, today)
@@ -131,14 +150,17 @@ def selection_cmd(
         m = _model(model, lb, base_url, api_key)
         live = not m.inner.name.startswith(("replay:", "scripted:"))
         try:
-            report = run_selection(cases, ts, m, label=lb, runs=runs, concurrency=concurrency, progress=live)
+            report = run_selection(cases, ts, m, label=lb, runs=runs, concurrency=concurrency, progress=live,
+                                   max_model_errors=_error_budget(max_model_errors, allow_errors))
+        except TooManyModelErrors as exc:
+            raise _unanswered(exc) from None
         except ValueError as exc:
             raise fail(str(exc)) from None
         _save_recording(m, record, lb, len(pairs) > 1)
         reports.append(report.to_dict())
         print_report(reports[-1], console)
         if schema:
-            reports.append(check_calls([c for r in report.results for c in r.calls], ts).to_dict())
+            reports.append(check_report(report, ts).to_dict())
             print_report(reports[-1], console)
     _write_outputs(reports, json_out, html_out)
 
@@ -156,10 +178,13 @@ def schema_cmd(
     json_out: Path | None = JsonOpt,
     html_out: Path | None = HtmlOpt,
     today: str | None = TodayOpt,
+    max_model_errors: float = MaxErrorsOpt,
+    allow_errors: bool = AllowErrorsOpt,
 ) -> None:
     """Run every call the model generates for the cases through the production validator, per field."""
+    from ..evals.model_errors import TooManyModelErrors
     from ..evals.report import print_report
-    from ..evals.schema import check_calls
+    from ..evals.schema import check_report
     from ..evals.selection import run_selection
 
     cases = _load_case_set(cases_path, None, today)
@@ -168,10 +193,13 @@ def schema_cmd(
         m = _model(model, lb, base_url, api_key)
         live = not m.inner.name.startswith(("replay:", "scripted:"))
         try:
-            report = run_selection(cases, ts, m, label=lb, runs=runs, concurrency=concurrency, progress=live)
+            report = run_selection(cases, ts, m, label=lb, runs=runs, concurrency=concurrency, progress=live,
+                                   max_model_errors=_error_budget(max_model_errors, allow_errors))
+        except TooManyModelErrors as exc:
+            raise _unanswered(exc) from None
         except ValueError as exc:
             raise fail(str(exc)) from None
-        reports.append(check_calls([c for r in report.results for c in r.calls], ts).to_dict())
+        reports.append(check_report(report, ts).to_dict())
         print_report(reports[-1], console)
     _write_outputs(reports, json_out, html_out)
 
@@ -192,8 +220,11 @@ def recovery_cmd(
     record: Path | None = RecordOpt,
     json_out: Path | None = JsonOpt,
     html_out: Path | None = HtmlOpt,
+    max_model_errors: float = MaxErrorsOpt,
+    allow_errors: bool = AllowErrorsOpt,
 ) -> None:
     """Seed failures, run the fixed loop, and score the model's next step per error class."""
+    from ..evals.model_errors import TooManyModelErrors
     from ..evals.recovery import SeededFailure, run_recovery
     from ..evals.report import print_report
 
@@ -207,9 +238,13 @@ def recovery_cmd(
     ts = load_toolset(toolset)
     m = _model(model, label, base_url, api_key)
     live = not m.inner.name.startswith(("replay:", "scripted:"))
-    report = run_recovery(library, ts, m, system_prompt=system_prompt, runs=runs,
-                          error_format=error_format,  # type: ignore[arg-type]
-                          label=label, concurrency=concurrency, progress=live)
+    try:
+        report = run_recovery(library, ts, m, system_prompt=system_prompt, runs=runs,
+                              error_format=error_format,  # type: ignore[arg-type]
+                              label=label, concurrency=concurrency, progress=live,
+                              max_model_errors=_error_budget(max_model_errors, allow_errors))
+    except TooManyModelErrors as exc:
+        raise _unanswered(exc) from None
     _save_recording(m, record, label, False)
     data = report.to_dict()
     print_report(data, console)
@@ -232,9 +267,12 @@ def bfcl_cmd(
     record: Path | None = RecordOpt,
     json_out: Path | None = JsonOpt,
     html_out: Path | None = HtmlOpt,
+    max_model_errors: float = MaxErrorsOpt,
+    allow_errors: bool = AllowErrorsOpt,
 ) -> None:
     """Berkeley Function Calling Leaderboard cases through the selection scorer."""
     from ..evals import bfcl
+    from ..evals.model_errors import TooManyModelErrors
     from ..evals.report import print_report
 
     cats = list(bfcl.AST_CATEGORIES) if category == ["all"] else category
@@ -259,8 +297,12 @@ def bfcl_cmd(
     else:
         assert model is not None
         m = _model(model, "bfcl", base_url, api_key)
-        result = bfcl.run_bfcl(entries, m, concurrency=concurrency,
-                               progress=not m.inner.name.startswith(("replay:", "scripted:")))
+        try:
+            result = bfcl.run_bfcl(entries, m, concurrency=concurrency,
+                                   progress=not m.inner.name.startswith(("replay:", "scripted:")),
+                                   max_model_errors=_error_budget(max_model_errors, allow_errors))
+        except TooManyModelErrors as exc:
+            raise _unanswered(exc) from None
         _save_recording(m, record, "bfcl", False)
         name = m.name
     data = {"kind": "bfcl", "model": name, **result.to_dict()}
