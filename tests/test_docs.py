@@ -134,3 +134,21 @@ def test_skipped_blocks_are_few_and_say_why() -> None:
     assert all(b.skip for b in skipped)  # a reason for each
     assert len(skipped) <= 11, [b.id for b in skipped]  # raise this only with a reason in the block
     assert len(RUNNABLE) >= 8
+
+
+def test_measured_numbers_are_rendered_from_the_one_bench_run() -> None:
+    """README and docs quote one `toolproof bench --json` run: each region equals what the script renders."""
+    import importlib.util
+    import json
+
+    spec = importlib.util.spec_from_file_location("render_bench", REPO_ROOT / "scripts" / "render_bench.py")
+    assert spec is not None and spec.loader is not None
+    render = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(render)
+    results = json.loads(render.LATEST.read_text(encoding="utf-8"))
+    regions = 0
+    for path in render.documents():
+        text = path.read_text(encoding="utf-8")
+        regions += len(render.REGION.findall(text))
+        assert render.update(text, results) == text, f"{path.name}: stale; run python scripts/render_bench.py"
+    assert regions >= 6 and results["date"] in (REPO_ROOT / "README.md").read_text(encoding="utf-8")
