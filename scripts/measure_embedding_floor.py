@@ -2,9 +2,11 @@
 
 For every query of the retrieval sets (LiveMCPBench, StableToolBench, API-Bank level 2) it takes the cosine
 between the query and each needed tool (the best of a step's alternatives), whether that tool ranks in the
-top 5, and the cosine between the query and every tool of its corpus. A floor costs recall only for needed
-tools that rank in the top 5 with a cosine at or below it; it prunes the unrelated pairs above it. Prints
-both for a few candidate floors; docs/retrieval.md quotes the result.
+top 10 (the deepest cut the retrieval table reports), and the cosine between the query and every tool of its
+corpus. A floor costs recall only for needed tools that rank in the top 10 with a cosine at or below it; it
+prunes the pairs at or below it. Prints both for a few candidate floors; docs/retrieval.md quotes the
+result. The end-to-end check is the retrieval table itself (benchmarks/retrieval_table.py), before and
+after: with the group score a tool can rank higher than its cosine alone puts it.
 
     python scripts/measure_embedding_floor.py [--cache-dir DIR]
 """
@@ -28,12 +30,12 @@ SETS = {
     "StableToolBench": (R / "stabletoolbench_corpus.jsonl", R / "stabletoolbench_queries.jsonl"),
     "API-Bank lv2": (R / "apibank_corpus.jsonl", R / "apibank_lv2_queries.jsonl"),
 }
-CANDIDATES = (-0.05, 0.0, 0.05, 0.1, 0.15)
-TOP = 5
+CANDIDATES = (0.0, 0.05, 0.1, 0.15)
+TOP = 10
 
 
 def measure(corpus: Path, queries: Path, cache_dir: str | None) -> tuple[list[float], list[float], list[float]]:
-    """(cosine of each needed step's best tool, the same for those ranked in the top 5, every pair's cosine)."""
+    """(cosine of each needed step's best tool, the same for those ranked in the top 10, every pair's cosine)."""
     entries = load_entries(corpus)
     position = {e.id: i for i, e in enumerate(entries)}
     retriever = EmbeddingRetriever(entries, cache_dir=cache_dir)

@@ -25,7 +25,7 @@ Array = npt.NDArray[np.float32]
 
 #: Below this cosine a message and a tool's `name: description` share nothing useful. Measured on the
 #: repository's retrieval sets (LiveMCPBench, StableToolBench, API-Bank): see docs/retrieval.md, "Floor".
-EMBEDDING_FLOOR: Final = 0.15
+EMBEDDING_FLOOR: Final = 0.10
 
 
 def default_model_dir() -> Path:
