@@ -74,3 +74,29 @@ def test_router_picks_groups_by_search_and_keywords(wholesaler: toolproof.Toolse
     keyed = Router(wholesaler, keywords={stock_group: ["warehouse"]})
     assert keyed.route("what's in the warehouse?")[0].via == "keyword"
     assert Router(wholesaler).toolset_for("zzzz qqqq") .names == []
+
+
+def test_search_never_answers_with_tools_that_share_nothing_with_the_message(
+    wholesaler: toolproof.Toolset,
+) -> None:
+    assert wholesaler.search("how much is 100 dollars in euros", k=3) == []  # "100" alone is not a match
+    assert wholesaler.search("", k=3) == [] and wholesaler.search("   ", k=3) == []
+    hits = wholesaler.search("price of onion", k=5)
+    assert hits and all(h.score > 0 for h in hits) and len(hits) < len(wholesaler)
+
+
+def test_tools_for_turn_without_a_match_falls_back_to_the_documented_set(wholesaler: toolproof.Toolset) -> None:
+    message = "how much is 100 dollars in euros"
+    whole = tools_for_turn(wholesaler, message, k=3, fmt="mcp")
+    assert [d["name"] for d in whole] == wholesaler.names  # a small toolset is sent whole: the model decides
+    only_always = tools_for_turn(wholesaler, message, k=3, fmt="mcp", always=["get_order_status"], small=2)
+    assert [d["name"] for d in only_always] == ["get_order_status"]  # a large one: only the `always` tools
+    assert tools_for_turn(wholesaler, message, k=3, small=2) == []
+    matched = tools_for_turn(wholesaler, "please cancel order 42", k=3, fmt="mcp", small=2)
+    assert matched and "cancel_order" in [d["name"] for d in matched]
+
+
+def test_search_tools_says_when_nothing_matches(wholesaler: toolproof.Toolset, buyer: toolproof.CallContext) -> None:
+    runner = toolproof.Runner(toolproof.Toolset([search_tools_tool(wholesaler)]))
+    env = runner.call_sync("search_tools", {"query": "how much is 100 dollars in euros"}, context=buyer)
+    assert env.ok and env.result["tools"] == [] and "describe the task differently" in env.result["note"]

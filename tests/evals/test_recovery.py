@@ -61,7 +61,9 @@ def test_recorded_new_tools_with_envelopes_against_old_tools_with_opaque_errors(
     assert sum(sum(row.values()) for row in matrix.values()) == 35
     assert matrix["escalate"]["retry"] == 1 and matrix["escalate"]["escalate"] == 11
     data = new.to_dict()
-    assert set(data) == {"kind", "model", "toolset", "error_format", "summary", "per_class", "confusion", "results"}
+    assert set(data) == {"kind", "model", "toolset", "error_format", "summary", "per_class", "confusion", "results",
+                         "partial", "model_errors"}
+    assert data["partial"] is False and data["model_errors"]["errors"] == 0
     assert data["summary"]["macro_accuracy"] < 1.0
 
 

@@ -94,7 +94,8 @@ def test_bfcl_cli_scorer_only_and_agreement(tmp_path: Path) -> None:
     r = RUNNER.invoke(app, ["eval", "bfcl", "--category", "simple_python", "--outputs", str(outputs), "--first", "2",
                             "--out", str(out)])
     assert r.exit_code == 0, r.output
-    assert read_json(out)[0]["per_category"]["simple_python"] == {"passed": 1, "scored": 2, "accuracy": 0.5}
+    assert read_json(out)[0]["per_category"]["simple_python"] == {"passed": 1, "scored": 2, "accuracy": 0.5,
+                                                                       "model_errors": 0}
     r = RUNNER.invoke(app, ["eval", "bfcl", "--category", "simple_javascript", "--agreement"])
     assert r.exit_code == 0 and "disagree:" not in r.output and "│ 50 │ 50 │ 49 │" in flat(r.output)
 

@@ -30,7 +30,8 @@ def test_report_json_has_the_documented_members() -> None:
     cases = load_cases(SELECTION_CASES)
     data = run_selection(cases, new_toolset(), ReplayModel.load(RECORDED["new"]), label="new", runs=1).to_dict()
     assert set(data) == {"kind", "model", "toolset", "runs", "cases", "summary", "per_tag", "field_failures",
-                         "shaky", "results"}
+                         "shaky", "results", "partial", "model_errors"}
+    assert data["partial"] is False and data["summary"]["model_errors"] == {"passed": 0, "total": 40, "rate": 0.0}
     assert data["summary"]["pass_at_1"] == {"passed": 39, "total": 40, "rate": 0.975}
     assert data["shaky"] == []  # one run cannot disagree with itself
 
@@ -72,12 +73,19 @@ def test_scripted_model_sees_the_prompt_with_today_and_the_strict_tools() -> Non
     assert status.errors[0].kind == "wrong_tool" and status.errors[0].received is None
 
 
-def test_a_missing_recording_is_a_failed_run_not_a_crash(tmp_path) -> None:  # type: ignore[no-untyped-def]
+def test_a_missing_recording_is_a_model_error_not_a_crash(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    import pytest
+
+    from toolproof.evals.model_errors import TooManyModelErrors
+
     empty = tmp_path / "empty.jsonl"
     empty.write_text('{"_meta": {"source": "test"}}\n')
     cases = load_cases(SELECTION_CASES).select(ids=["thanks"])
-    report = run_selection(cases, new_toolset(), ReplayModel.load(empty), label="new", runs=1)
+    with pytest.raises(TooManyModelErrors, match=r"1 of 1 model requests got no answer.*nothing recorded"):
+        run_selection(cases, new_toolset(), ReplayModel.load(empty), label="new", runs=1)
+    report = run_selection(cases, new_toolset(), ReplayModel.load(empty), label="new", runs=1, max_model_errors=None)
     assert not report.results[0].ok and "nothing recorded" in (report.results[0].model_error or "")
+    assert report.to_dict()["partial"] is True
 
 
 def test_demo_runs_old_against_new_offline() -> None:

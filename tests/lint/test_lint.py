@@ -214,3 +214,21 @@ def test_hostile_definitions_give_findings_not_crashes() -> None:
     assert ("42", "TP105") in codes and ("42", "TP317") in codes and ("None", "TP105") in codes
     with pytest.raises(DefinitionError):
         lint(None)
+
+
+def test_messages_name_only_the_tools_being_linted() -> None:
+    """Messages and fixes for a toolset that is not the wholesaler's speak of its own tools, never of the
+    examples the rules were written from (order_order, get_today_price, the buyer, quintals, shop_search)."""
+    definitions = [
+        {"name": name, "description": description, "inputSchema": {
+            "type": "object", "properties": {"amount": {"type": "number"}}, "required": ["amount"]}}
+        for name, description in (("search", "Search."), ("order", "Order things."), ("rates", "Rates of a pair."),
+                                  ("Ship.Parcel", "Ship a parcel to an address."))
+    ]
+    found = lint(from_definitions(definitions, source="a.json") + from_definitions(definitions[:1], source="b.json"))
+    assert {f.code for f in found} >= {"TP102", "TP104"}
+    text = " ".join(f"{f.message} {f.fix}" for f in found)
+    for foreign in ("order_order", "get_today_price", "get_order_status", "buyer", "quintal", "shop_search",
+                    "onion"):
+        assert foreign not in text, foreign
+    assert "'order_<thing>'" in text and "'get_rates'" in text

@@ -68,9 +68,11 @@ class Toolset:
         return Toolset(self.get(n) for n in names)
 
     def search(self, message: str, k: int = 5, *, retriever: RetrieverName = "bm25") -> list[ToolHit]:
-        """The `k` tools most likely needed for `message`, best first (`.tool`, `.score`); needs `toolproof[retrieval]`.
+        """Up to `k` tools matching `message`, best first (`.tool`, `.score`); needs `toolproof[retrieval]`.
 
-        The index is built on the first search and kept with this toolset (a toolset is immutable).
+        A tool that shares nothing with the message is never returned (for BM25: no common term), so an
+        unrelated or empty message gets an empty list. The index is built on the first search and kept with
+        this toolset (a toolset is immutable).
         """
         index = self.search_index(retriever)
         return [h.as_tool_hit() for h in index.search(message, k)]

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import Any, Final
 
 from ..contract.context import CallContext
 from ..contract.tool import Tool
@@ -12,15 +12,29 @@ from .toolset import ExportFormat, Toolset, anthropic_definition, mcp_definition
 
 _EXPORTERS = {"mcp": mcp_definition, "openai": openai_definition, "anthropic": anthropic_definition}
 
+#: With no tool matching the message, a toolset this small is sent whole (the model decides, at little
+#: cost); a larger one sends only the `always` tools.
+SMALL_TOOLSET: Final = 20
+
 
 def tools_for_turn(
-    toolset: Toolset, message: str, *, k: int = 5, fmt: ExportFormat = "openai", always: Sequence[str] = ()
+    toolset: Toolset,
+    message: str,
+    *,
+    k: int = 5,
+    fmt: ExportFormat = "openai",
+    always: Sequence[str] = (),
+    small: int = SMALL_TOOLSET,
 ) -> list[dict[str, Any]]:
-    """The definitions to send with one model turn: the `k` best tools for `message` plus `always` ones.
+    """The definitions to send with one model turn: up to `k` tools matching `message` plus `always` ones.
 
-    Pass the result as `tools=` of the model call; the runner still executes any tool of the full toolset.
+    When nothing matches (a greeting, a paraphrase search cannot see, an empty message) no unrelated tool
+    is sent in its place: a toolset of at most `small` tools is sent whole, a larger one only its `always`
+    tools. Pass the result as `tools=` of the model call; the runner still executes any tool of the toolset.
     """
     names = [h.tool.name for h in toolset.search(message, k=k)]
+    if not names and len(toolset) <= small:
+        names = toolset.names
     names += [n for n in always if n not in names]
     return toolset.select(names).export(fmt)
 
@@ -71,6 +85,9 @@ def search_tools_tool(
             hits = [(h.tool.name, _EXPORTERS[fmt](h.tool), h.score) for h in target.search(query, k=k)]
         else:
             hits = [(h.id, definition_of(h, fmt), h.score) for h in target.search(query, k=k)]
-        return {"tools": [{"id": i, "score": round(s, 4), "definition": d} for i, d, s in hits]}
+        found: dict[str, Any] = {"tools": [{"id": i, "score": round(s, 4), "definition": d} for i, d, s in hits]}
+        if not hits:
+            found["note"] = "No tool matches these words; describe the task differently (other words, the object)."
+        return found
 
     return Tool.from_schema(name, text, schema, handler, effect="read", idempotent=True, title="Search tools")

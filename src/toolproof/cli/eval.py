@@ -110,6 +110,22 @@ RecordOpt = typer.Option(None, "--record", help="Save the model's replies for re
 HtmlOpt = typer.Option(None, "--html", help="Write the self-contained HTML report here.")
 TagOpt = typer.Option(None, "--tag", help="Only cases with this tag (repeatable).")
 TodayOpt = typer.Option(None, "--today", help="Override the case file's today (YYYY-MM-DD).")
+MaxErrorsOpt = typer.Option(0.05, "--max-model-errors", min=0.0, max=1.0,
+                            help="The share of model requests that may fail (no answer) before the run is an "
+                                 "error (exit 2).")
+AllowErrorsOpt = typer.Option(False, "--allow-errors",
+                              help="Keep and score a run whatever the model's errors; the result is marked "
+                                   "partial.")
+
+
+def _error_budget(max_model_errors: float, allow_errors: bool) -> float | None:
+    """The share the library enforces; None (keep everything) under --allow-errors."""
+    return None if allow_errors else max_model_errors
+
+
+def _unanswered(exc: Exception) -> typer.Exit:
+    """A model that failed too often: the reason, and how to keep partial results anyway."""
+    return fail(f"{exc}. Check the model and endpoint; --allow-errors keeps and scores partial results.")
 
 
 @eval_app.command("selection")
@@ -129,9 +145,12 @@ def selection_cmd(
     tag: list[str] | None = TagOpt,
     today: str | None = TodayOpt,
     schema: bool = typer.Option(False, "--schema", help="Also run every generated call through the validator."),
+    max_model_errors: float = MaxErrorsOpt,
+    allow_errors: bool = AllowErrorsOpt,
 ) -> None:
     """Score the first tool call (tool and arguments separately) for every case, k runs each."""
-    from ..evals.schema import check_calls
+    from ..evals.model_errors import TooManyModelErrors
+    from ..evals.schema import check_report
     from ..evals.selection import run_selection
 
     cases = _load_case_set(cases_path, tag, today)
@@ -141,14 +160,17 @@ def selection_cmd(
         m = _model(model, lb, base_url, api_key)
         live = not m.inner.name.startswith(("replay:", "scripted:"))
         try:
-            report = run_selection(cases, ts, m, label=lb, runs=runs, concurrency=concurrency, progress=live)
+            report = run_selection(cases, ts, m, label=lb, runs=runs, concurrency=concurrency, progress=live,
+                                   max_model_errors=_error_budget(max_model_errors, allow_errors))
+        except TooManyModelErrors as exc:
+            raise _unanswered(exc) from None
         except ValueError as exc:
             raise fail(str(exc)) from None
         _save_recording(m, record, lb, len(pairs) > 1)
         reports.append(report.to_dict())
         _show(reports[-1], as_json)
         if schema:
-            reports.append(check_calls([c for r in report.results for c in r.calls], ts).to_dict())
+            reports.append(check_report(report, ts).to_dict())
             _show(reports[-1], as_json)
     _write_outputs(reports, out, html_out, as_json)
 
@@ -167,9 +189,12 @@ def schema_cmd(
     html_out: Path | None = HtmlOpt,
     as_json: JsonOpt = False,
     today: str | None = TodayOpt,
+    max_model_errors: float = MaxErrorsOpt,
+    allow_errors: bool = AllowErrorsOpt,
 ) -> None:
     """Run every call the model generates for the cases through the production validator, per field."""
-    from ..evals.schema import check_calls
+    from ..evals.model_errors import TooManyModelErrors
+    from ..evals.schema import check_report
     from ..evals.selection import run_selection
 
     cases = _load_case_set(cases_path, None, today)
@@ -178,10 +203,13 @@ def schema_cmd(
         m = _model(model, lb, base_url, api_key)
         live = not m.inner.name.startswith(("replay:", "scripted:"))
         try:
-            report = run_selection(cases, ts, m, label=lb, runs=runs, concurrency=concurrency, progress=live)
+            report = run_selection(cases, ts, m, label=lb, runs=runs, concurrency=concurrency, progress=live,
+                                   max_model_errors=_error_budget(max_model_errors, allow_errors))
+        except TooManyModelErrors as exc:
+            raise _unanswered(exc) from None
         except ValueError as exc:
             raise fail(str(exc)) from None
-        reports.append(check_calls([c for r in report.results for c in r.calls], ts).to_dict())
+        reports.append(check_report(report, ts).to_dict())
         _show(reports[-1], as_json)
     _write_outputs(reports, out, html_out, as_json)
 
@@ -203,8 +231,11 @@ def recovery_cmd(
     out: OutOpt = None,
     html_out: Path | None = HtmlOpt,
     as_json: JsonOpt = False,
+    max_model_errors: float = MaxErrorsOpt,
+    allow_errors: bool = AllowErrorsOpt,
 ) -> None:
     """Seed failures, run the fixed loop, and score the model's next step per error class."""
+    from ..evals.model_errors import TooManyModelErrors
     from ..evals.recovery import SeededFailure, run_recovery
 
     if error_format not in ("envelope", "opaque"):
@@ -217,9 +248,13 @@ def recovery_cmd(
     ts = load_toolset(toolset)
     m = _model(model, label, base_url, api_key)
     live = not m.inner.name.startswith(("replay:", "scripted:"))
-    report = run_recovery(library, ts, m, system_prompt=system_prompt, runs=runs,
-                          error_format=error_format,  # type: ignore[arg-type]
-                          label=label, concurrency=concurrency, progress=live)
+    try:
+        report = run_recovery(library, ts, m, system_prompt=system_prompt, runs=runs,
+                              error_format=error_format,  # type: ignore[arg-type]
+                              label=label, concurrency=concurrency, progress=live,
+                              max_model_errors=_error_budget(max_model_errors, allow_errors))
+    except TooManyModelErrors as exc:
+        raise _unanswered(exc) from None
     _save_recording(m, record, label, False)
     data = report.to_dict()
     _show(data, as_json)
@@ -245,9 +280,12 @@ def bfcl_cmd(
     out: OutOpt = None,
     html_out: Path | None = HtmlOpt,
     as_json: JsonOpt = False,
+    max_model_errors: float = MaxErrorsOpt,
+    allow_errors: bool = AllowErrorsOpt,
 ) -> None:
     """Berkeley Function Calling Leaderboard cases through the selection scorer."""
     from ..evals import bfcl
+    from ..evals.model_errors import TooManyModelErrors
 
     cats = list(bfcl.AST_CATEGORIES) if category == ["all"] else category
     for c in cats:
@@ -271,8 +309,12 @@ def bfcl_cmd(
     else:
         assert model is not None
         m = _model(model, "bfcl", base_url, api_key)
-        result = bfcl.run_bfcl(entries, m, concurrency=concurrency,
-                               progress=not m.inner.name.startswith(("replay:", "scripted:")))
+        try:
+            result = bfcl.run_bfcl(entries, m, concurrency=concurrency,
+                                   progress=not m.inner.name.startswith(("replay:", "scripted:")),
+                                   max_model_errors=_error_budget(max_model_errors, allow_errors))
+        except TooManyModelErrors as exc:
+            raise _unanswered(exc) from None
         _save_recording(m, record, "bfcl", False)
         name = m.name
     data = {"kind": "bfcl", "model": name, **result.to_dict()}

@@ -12,12 +12,14 @@ from __future__ import annotations
 import json
 import os
 import random
+from collections import Counter
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Final
 
 from .literals import decoder_for
+from .model_errors import DEFAULT_MAX_MODEL_ERRORS, ModelErrorTally, TooManyModelErrors, allowed_errors
 from .scoring import CallCheck, ExpectedCall, FieldError, Options, ToolCall, ToolSpec, check_call, check_parallel
 
 AST_CATEGORIES: Final = (
@@ -333,15 +335,20 @@ class BfclResult:
     per_category: Mapping[str, tuple[int, int]]  # category -> (passed, scored)
     failures: tuple[tuple[str, FieldError | None], ...]
     missing: tuple[str, ...] = ()
-    model_errors: tuple[str, ...] = ()  # one line per entry the model could not answer
+    unanswered: tuple[str, ...] = ()  # one line per entry the model could not answer
+    errors_per_category: Mapping[str, int] = field(default_factory=dict)
+    model_errors: ModelErrorTally | None = None  # None when outputs were scored, not asked for
 
     def to_dict(self) -> dict[str, Any]:
         return {
-            "per_category": {c: {"passed": p, "scored": n, "accuracy": p / n if n else None}
+            "per_category": {c: {"passed": p, "scored": n, "accuracy": p / n if n else None,
+                                 "model_errors": self.errors_per_category.get(c, 0)}
                              for c, (p, n) in self.per_category.items()},
             "failures": [{"id": i, "error": e.to_dict() if e else None} for i, e in self.failures],
             "missing": list(self.missing),
-            "model_errors": list(self.model_errors),
+            "partial": bool(self.unanswered),
+            "unanswered": list(self.unanswered),
+            "model_errors": self.model_errors.to_dict() if self.model_errors else None,
         }
 
 
@@ -421,12 +428,21 @@ def bfcl_requests(entries: Sequence[BfclEntry]) -> list[Any]:
     return [ModelRequest(e.id, 0, tuple(e.messages), tuple(openai_tools_for(e))) for e in entries]
 
 
-def run_bfcl(entries: Sequence[BfclEntry], model: Any, *, concurrency: int = 4, progress: bool = False) -> BfclResult:
-    """Ask `model` every entry once and score its calls; a model error counts as a failure."""
+def run_bfcl(entries: Sequence[BfclEntry], model: Any, *, concurrency: int = 4, progress: bool = False,
+             max_model_errors: float | None = DEFAULT_MAX_MODEL_ERRORS) -> BfclResult:
+    """Ask `model` every entry once and score its calls; a model error counts as a failure.
+
+    More than `max_model_errors` (a share of the entries) unanswered raises `TooManyModelErrors`."""
     from .models import ModelError, run_all
 
-    replies = run_all(model, bfcl_requests(entries), concurrency=concurrency, show_progress=progress)
+    budget = None if max_model_errors is None else allowed_errors(len(entries), max_model_errors)
+    replies = run_all(model, bfcl_requests(entries), concurrency=concurrency, show_progress=progress,
+                      max_errors=budget)
+    tally = ModelErrorTally.of(str(r) if isinstance(r, ModelError) else None for r in replies)
+    if max_model_errors is not None and tally.over(max_model_errors):
+        raise TooManyModelErrors(tally, max_model_errors)
+    failed = [(e, r) for e, r in zip(entries, replies, strict=True) if isinstance(r, ModelError)]
     outputs = {e.id: list(r.calls) for e, r in zip(entries, replies, strict=True) if not isinstance(r, ModelError)}
-    errors = tuple(f"{e.id}: {r}" for e, r in zip(entries, replies, strict=True) if isinstance(r, ModelError))
     result = score_outputs(entries, outputs)
-    return BfclResult(result.per_category, result.failures, result.missing, errors)
+    return BfclResult(result.per_category, result.failures, result.missing,
+                      tuple(f"{e.id}: {r}" for e, r in failed), Counter(e.category for e, _ in failed), tally)

@@ -298,8 +298,11 @@ class AnthropicModel:
                     if m.get("role") in ("user", "assistant")]
         tools = [{"name": t["function"]["name"], "description": t["function"].get("description", ""),
                   "input_schema": t["function"].get("parameters") or {"type": "object"}} for t in request.tools]
-        response = await self._client.messages.create(model=self.model, max_tokens=self.max_tokens,
-                                                      system=system or None, messages=messages, tools=tools)
+        try:
+            response = await self._client.messages.create(model=self.model, max_tokens=self.max_tokens,
+                                                          system=system or None, messages=messages, tools=tools)
+        except anthropic.APIError as exc:
+            raise ModelError(f"{self.name}: {exc}") from exc
         calls, texts = [], []
         for block in response.content:
             if block.type == "tool_use":
@@ -342,15 +345,25 @@ async def complete_all(
     *,
     concurrency: int = 4,
     progress: Callable[[int], None] | None = None,
+    max_errors: int | None = None,
 ) -> list[ModelReply | ModelError]:
-    """Answer many requests with at most `concurrency` in flight; a failed request yields its ModelError."""
+    """Answer many requests with at most `concurrency` in flight; a failed request yields its ModelError.
+
+    Once more than `max_errors` requests failed, the ones not yet sent are not sent (`NotAsked`)."""
+    from .model_errors import NotAsked
+
     semaphore = asyncio.Semaphore(max(1, concurrency))
+    failed = 0
 
     async def one(request: ModelRequest) -> ModelReply | ModelError:
+        nonlocal failed
         async with semaphore:
             try:
+                if max_errors is not None and failed > max_errors:
+                    return NotAsked()
                 return await model.complete(request)
             except ModelError as exc:
+                failed += 1
                 return exc
             finally:
                 if progress is not None:
@@ -360,14 +373,15 @@ async def complete_all(
 
 
 def run_all(
-    model: Model, requests: Sequence[ModelRequest], *, concurrency: int = 4, show_progress: bool = False
+    model: Model, requests: Sequence[ModelRequest], *, concurrency: int = 4, show_progress: bool = False,
+    max_errors: int | None = None,
 ) -> list[ModelReply | ModelError]:
     """`complete_all` from sync code, with a rich progress bar when asked (live models)."""
     if not show_progress:
-        return asyncio.run(complete_all(model, requests, concurrency=concurrency))
+        return asyncio.run(complete_all(model, requests, concurrency=concurrency, max_errors=max_errors))
     from rich.progress import Progress
 
     with Progress(transient=True) as bar:
         task = bar.add_task(f"asking {model.name}", total=len(requests))
-        return asyncio.run(complete_all(model, requests, concurrency=concurrency,
+        return asyncio.run(complete_all(model, requests, concurrency=concurrency, max_errors=max_errors,
                                         progress=lambda n: bar.advance(task, n)))

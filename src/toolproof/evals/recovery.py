@@ -26,6 +26,7 @@ from typing import Any, Final, Literal
 from ..catalog.toolset import Toolset
 from ..contract.envelope import Envelope, Meta
 from ..contract.errors import CLASS_SPECS, ErrorClass, NextAction, ToolError
+from .model_errors import DEFAULT_MAX_MODEL_ERRORS, ModelErrorTally, TooManyModelErrors, allowed_errors
 from .models import Model, ModelError, ModelReply, ModelRequest, run_all
 from .scoring import ToolCall
 
@@ -112,13 +113,15 @@ class RecoveryResult:
     first_call: ToolCall | None = None
     next_calls: tuple[ToolCall, ...] = ()
     text: str | None = None
+    model_error: str | None = None  # why the model gave no answer, at any step
 
     def to_dict(self) -> dict[str, Any]:
         return {"failure": self.failure_id, "class": self.error_class.value, "run": self.run,
                 "expected": self.expected.value, "observed": self.observed, "ok": self.ok,
                 "followup_observed": self.followup_observed, "followup_ok": self.followup_ok,
                 "first_call": self.first_call.to_dict() if self.first_call else None,
-                "next_calls": [c.to_dict() for c in self.next_calls], "text": self.text}
+                "next_calls": [c.to_dict() for c in self.next_calls], "text": self.text,
+                "model_error": self.model_error}
 
 
 @dataclass(frozen=True, slots=True)
@@ -136,6 +139,14 @@ class RecoveryReport:
             out[r.error_class.value][1] += 1
             out[r.error_class.value][0] += r.ok
         return {c: (p, n) for c, (p, n) in out.items() if n}
+
+    @property
+    def model_errors(self) -> ModelErrorTally:
+        """Seeded runs where the model gave no answer at some step."""
+        return ModelErrorTally.of(r.model_error for r in self.results)
+
+    def model_errors_per_class(self) -> Counter[str]:
+        return Counter(r.error_class.value for r in self.results if r.model_error is not None)
 
     @property
     def overall(self) -> tuple[int, int]:
@@ -167,8 +178,11 @@ class RecoveryReport:
             "summary": {"passed": passed, "total": total, "accuracy": round(passed / total, 4) if total else 0.0,
                         "macro_accuracy": round(self.macro_accuracy, 4),
                         "followup": {"passed": fp, "total": fn}},
-            "per_class": {c: {"passed": p, "total": n, "accuracy": round(p / n, 4)} for c, (p, n) in
-                          self.per_class().items()},
+            "per_class": {c: {"passed": p, "total": n, "accuracy": round(p / n, 4),
+                              "model_errors": self.model_errors_per_class()[c]}
+                          for c, (p, n) in self.per_class().items()},
+            "partial": self.model_errors.errors > 0,
+            "model_errors": self.model_errors.to_dict(),
             "confusion": self.confusion(),
             "results": [r.to_dict() for r in self.results],
         }
@@ -214,8 +228,12 @@ def run_recovery(
     label: str = "default",
     concurrency: int = 4,
     progress: bool = False,
+    max_model_errors: float | None = DEFAULT_MAX_MODEL_ERRORS,
 ) -> RecoveryReport:
-    """Run every seeded failure `runs` times through the fixed loop and score the next step."""
+    """Run every seeded failure `runs` times through the fixed loop and score the next step.
+
+    More than `max_model_errors` (a share of the seeded runs) without an answer raises `TooManyModelErrors`;
+    None keeps whatever came back (the report is then marked partial)."""
     tools = tuple(toolset.to_openai())
     loops = []
     for failure in failures:
@@ -225,17 +243,20 @@ def run_recovery(
 
     def ask(step: int, active: list[_Loop]) -> list[ModelReply | ModelError]:
         requests = [ModelRequest(lp.failure.id, lp.run, tuple(lp.base + lp.messages), tools, step) for lp in active]
-        return run_all(model, requests, concurrency=concurrency, show_progress=progress)
+        budget = None if max_model_errors is None else allowed_errors(len(requests), max_model_errors)
+        return run_all(model, requests, concurrency=concurrency, show_progress=progress, max_errors=budget)
 
-    def done(lp: _Loop, observed: str, reply: ModelReply | None = None, ok: bool = False) -> None:
+    def done(lp: _Loop, observed: str, reply: ModelReply | ModelError | None = None, ok: bool = False) -> None:
+        answer = reply if isinstance(reply, ModelReply) else None
         lp.result = RecoveryResult(lp.failure.id, lp.failure.error_class, lp.run, lp.failure.expected, observed, ok,
-                                   first_call=lp.first, next_calls=reply.calls if reply else (),
-                                   text=reply.text if reply else None)
+                                   first_call=lp.first, next_calls=answer.calls if answer else (),
+                                   text=answer.text if answer else None,
+                                   model_error=str(reply) if isinstance(reply, ModelError) else None)
 
     # step 0: the first call, answered with the seeded error
     for lp, reply in zip(loops, ask(0, loops), strict=True):
         if isinstance(reply, ModelError):
-            done(lp, "model_error")
+            done(lp, "model_error", reply)
             continue
         if not reply.calls:
             done(lp, "no_call", reply)
@@ -250,7 +271,7 @@ def run_recovery(
     for lp, reply in zip(active, ask(1, active), strict=True):
         assert lp.first is not None
         if isinstance(reply, ModelError):
-            done(lp, "model_error")
+            done(lp, "model_error", reply)
             continue
         observed = classify_step(lp.first, reply, toolset)
         ok = observed in {a.value for a in lp.failure.accepted}
@@ -268,9 +289,13 @@ def run_recovery(
         ok = observed in {a.value for a in lp.failure.followup}
         r = lp.result
         lp.result = RecoveryResult(r.failure_id, r.error_class, r.run, r.expected, r.observed, r.ok, observed, ok,
-                                   r.first_call, r.next_calls, r.text)
+                                   r.first_call, r.next_calls, r.text,
+                                   str(reply) if isinstance(reply, ModelError) else None)
     results = tuple(lp.result for lp in loops if lp.result is not None)
-    return RecoveryReport(model.name, label, error_format, results)
+    report = RecoveryReport(model.name, label, error_format, results)
+    if max_model_errors is not None and report.model_errors.over(max_model_errors):
+        raise TooManyModelErrors(report.model_errors, max_model_errors)
+    return report
 
 
 def coverage(failures: Sequence[SeededFailure]) -> Mapping[ErrorClass, int]:

@@ -15,6 +15,9 @@ from typing import Any, Final
 
 from rich.console import Console
 from rich.table import Table
+from rich.text import Text
+
+from .model_errors import ModelErrorTally
 
 SCHEMA_VERSION: Final = "1"
 
@@ -47,22 +50,45 @@ def _pct(rate: Mapping[str, Any]) -> str:
     return f"{rate['passed']}/{rate['total']} ({100 * rate['rate']:.1f}%)" if rate["total"] else "-"
 
 
+def partial_note(data: Mapping[str, Any]) -> str | None:
+    """The line that marks a result holding model errors (its failed runs count as failures)."""
+    if not data.get("partial") or not data.get("model_errors"):
+        return None
+    tally = ModelErrorTally.from_dict(data["model_errors"])
+    return f"PARTIAL RESULT: {tally.describe()}; those runs are scored as failures"
+
+
+def _print_partial(data: Mapping[str, Any], console: Console) -> None:
+    note = partial_note(data)
+    if note:
+        console.print(Text(note, style="bold yellow"))
+
+
+def _errors(d: Mapping[str, Any]) -> str:
+    """A model-error cell: a Rate dict, a bare count, or nothing recorded (an older result)."""
+    value = d.get("model_errors")
+    if isinstance(value, Mapping):
+        return str(value.get("passed", value.get("errors", 0)))
+    return str(value) if value is not None else "-"
+
+
 def print_selection(data: Mapping[str, Any], console: Console) -> None:
+    _print_partial(data, console)
     s = data["summary"]
     t = Table(title=f"selection: {data['model']} on {data['toolset']} ({data['cases']} cases x {data['runs']} runs)")
     t.add_column("metric")
     t.add_column("value", justify="right")
     for key, label in (("tool_accuracy", "tool choice"), ("argument_accuracy", "arguments (right tool)"),
                        ("pass_at_1", "pass@1"), ("pass_hat_k", f"pass^{data['runs']}"),
-                       ("cases_passed", "cases passed (majority)")):
-        t.add_row(label, _pct(s[key]))
+                       ("cases_passed", "cases passed (majority)"), ("model_errors", "model errors (no answer)")):
+        t.add_row(label, _pct(s[key]) if key in s else "-")
     console.print(t)
     if data["per_tag"]:
         tags = Table(title="per tag")
-        for col in ("tag", "tool", "pass@1", f"pass^{data['runs']}"):
+        for col in ("tag", "tool", "pass@1", f"pass^{data['runs']}", "model errors"):
             tags.add_column(col, justify="right" if col != "tag" else "left")
         for tag, d in data["per_tag"].items():
-            tags.add_row(tag, _pct(d["tool"]), _pct(d["pass_at_1"]), _pct(d["pass_hat_k"]))
+            tags.add_row(tag, _pct(d["tool"]), _pct(d["pass_at_1"]), _pct(d["pass_hat_k"]), _errors(d))
         console.print(tags)
     if data["field_failures"]:
         ff = Table(title="failures per tool and field")
@@ -76,25 +102,29 @@ def print_selection(data: Mapping[str, Any], console: Console) -> None:
 
 
 def print_schema(data: Mapping[str, Any], console: Console) -> None:
+    _print_partial(data, console)
     t = Table(title=f"schema: {data['rejected']} of {data['checked']} generated calls rejected by the validator")
-    for col in ("tool", "field", "rejections"):
+    for col in ("tool", "field", "rejections", "model errors"):
         t.add_column(col)
     for row in data["per_field"]:
-        t.add_row(row["tool"], row["field"], str(row["count"]))
+        t.add_row(row["tool"], row["field"], str(row["count"]), "")
+    tally = data.get("model_errors")
+    t.add_row("(model)", "-", "", str(tally["errors"]) if tally else "-")
     console.print(t)
     for line in data["diagnosis"]:
         console.print(f"  {line}")
 
 
 def print_recovery(data: Mapping[str, Any], console: Console) -> None:
+    _print_partial(data, console)
     s = data["summary"]
     t = Table(title=f"recovery: {data['model']} ({data['error_format']} errors): {s['passed']}/{s['total']} right "
                     f"next steps, macro {100 * s['macro_accuracy']:.1f}%")
-    for col in ("class", "right", "accuracy"):
+    for col in ("class", "right", "accuracy", "model errors"):
         t.add_column(col)
     for cls, d in data["per_class"].items():
         colour = "green" if d["accuracy"] >= 0.999 else ("yellow" if d["accuracy"] >= 0.5 else "red")
-        t.add_row(cls, f"{d['passed']}/{d['total']}", f"[{colour}]{100 * d['accuracy']:.0f}%[/]")
+        t.add_row(cls, f"{d['passed']}/{d['total']}", f"[{colour}]{100 * d['accuracy']:.0f}%[/]", _errors(d))
     console.print(t)
     m = Table(title="confusion: expected next action (rows) x observed next step (columns)")
     labels = list(next(iter(data["confusion"].values())))
@@ -110,16 +140,18 @@ def print_recovery(data: Mapping[str, Any], console: Console) -> None:
 
 
 def print_bfcl(data: Mapping[str, Any], console: Console) -> None:
+    _print_partial(data, console)
     t = Table(title=f"BFCL v4: {data.get('model', 'scored outputs')}")
-    for col in ("category", "passed", "scored", "accuracy"):
+    for col in ("category", "passed", "scored", "accuracy", "model errors"):
         t.add_column(col)
     for cat, d in data["per_category"].items():
         acc = f"{100 * d['accuracy']:.1f}%" if d["accuracy"] is not None else "-"
-        t.add_row(cat, str(d["passed"]), str(d["scored"]), acc)
+        t.add_row(cat, str(d["passed"]), str(d["scored"]), acc, _errors(d))
     console.print(t)
-    errors = data.get("model_errors") or []
-    if errors:
-        console.print(f"[red]{len(errors)} entries got no answer from the model[/], e.g. {errors[0]}")
+    unanswered = data.get("unanswered") or []
+    if unanswered:
+        console.print(Text(f"{len(unanswered)} entries got no answer from the model, e.g. {unanswered[0]}",
+                           style="red"))
 
 
 def print_report(data: Mapping[str, Any], console: Console | None = None) -> None:
@@ -245,10 +277,15 @@ def _bfcl_html(d: Mapping[str, Any]) -> str:
         "accuracy per category", [(c, v["accuracy"] or 0.0) for c, v in d["per_category"].items()], max_value=1)
 
 
+def _partial_html(report: Mapping[str, Any]) -> str:
+    note = partial_note(report)
+    return f"<p class='partial'><strong>{_e(note)}</strong></p>" if note else ""
+
+
 def render_html(reports: Iterable[Mapping[str, Any]], title: str = "toolproof eval") -> str:
     """One self-contained page: inline CSS and SVG, no scripts, no external resources."""
     sections = {"selection": _selection_html, "schema": _schema_html, "recovery": _recovery_html, "bfcl": _bfcl_html}
-    body = "".join(sections[r["kind"]](r) for r in reports)
+    body = "".join(_partial_html(r) + sections[r["kind"]](r) for r in reports)
     return (f"<!doctype html><html lang='en'><head><meta charset='utf-8'><title>{_e(title)}</title>"
             f"<style>{_CSS}</style></head><body><h1>{_e(title)}</h1>{body}</body></html>\n")
 
@@ -278,7 +315,7 @@ def metrics(report: Mapping[str, Any]) -> dict[str, tuple[float, bool]]:
     out: dict[str, tuple[float, bool]] = {}
     if kind == "selection":
         for k, v in report["summary"].items():
-            out[f"selection.{k}"] = (_rate(v), True)
+            out[f"selection.{k}"] = (_rate(v), k != "model_errors")
         for tag, v in report["per_tag"].items():
             out[f"selection.tag.{tag}.pass_at_1"] = (_rate(v["pass_at_1"]), True)
     elif kind == "recovery":

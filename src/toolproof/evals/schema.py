@@ -8,12 +8,16 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Iterable
-from dataclasses import dataclass
-from typing import Any, Final
+from dataclasses import dataclass, replace
+from typing import TYPE_CHECKING, Any, Final
 
 from ..catalog.toolset import Toolset
 from ..contract.errors import InvalidArgument, UnknownTool
+from .model_errors import ModelErrorTally
 from .scoring import ToolCall
+
+if TYPE_CHECKING:
+    from .selection import SelectionReport
 
 CLUSTER_SHARE: Final = 0.5  # one field holding at least half of a tool's failures ...
 CLUSTER_MIN: Final = 3  # ... and at least this many of them is a schema problem
@@ -37,6 +41,7 @@ class SchemaReport:
     checked: int
     calls_per_tool: tuple[tuple[str, int], ...]
     rejections: tuple[Rejection, ...]
+    model_errors: ModelErrorTally | None = None  # the runs that produced no calls to check
 
     @property
     def rejected(self) -> int:
@@ -72,6 +77,8 @@ class SchemaReport:
             "per_field": [{"tool": t, "field": f, "count": n} for t, f, n in self.per_field()],
             "diagnosis": self.diagnosis(),
             "rejections": [r.to_dict() for r in self.rejections],
+            "partial": bool(self.model_errors and self.model_errors.errors),
+            "model_errors": self.model_errors.to_dict() if self.model_errors else None,
         }
 
 
@@ -96,3 +103,9 @@ def check_calls(calls: Iterable[ToolCall], toolset: Toolset) -> SchemaReport:
         except InvalidArgument as exc:
             rejections.append(Rejection(call.name, exc.field or "(arguments)", exc.code, exc.received))
     return SchemaReport(checked, tuple(sorted(per_tool.items())), tuple(rejections))
+
+
+def check_report(report: SelectionReport, toolset: Toolset) -> SchemaReport:
+    """Every call of a selection run through the validator, with the runs the model did not answer."""
+    checked = check_calls((c for r in report.results for c in r.calls), toolset)
+    return replace(checked, model_errors=report.model_errors)

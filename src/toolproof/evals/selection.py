@@ -14,6 +14,7 @@ from typing import Any
 
 from ..catalog.toolset import Toolset
 from .cases import Case, CaseSet, Expectation, check_against_toolset
+from .model_errors import DEFAULT_MAX_MODEL_ERRORS, ModelErrorTally, TooManyModelErrors, allowed_errors
 from .models import Model, ModelError, ModelRequest, run_all
 from .scoring import CallCheck, FieldError, ToolCall, ToolSpec, check_call, check_parallel
 
@@ -151,6 +152,7 @@ class SelectionReport:
                 "tool": Rate(sum(r.tool_ok for r in rs), len(rs)),
                 "pass_at_1": Rate(sum(r.ok for r in rs), len(rs)),
                 "pass_hat_k": Rate(sum(all(r.ok for r in g) for g in groups), len(groups)),
+                "model_errors": Rate(sum(r.model_error is not None for r in rs), len(rs)),
             }
         return out
 
@@ -158,6 +160,8 @@ class SelectionReport:
         """(tool, field, kind, count) for argument failures, most frequent first."""
         counter: Counter[tuple[str, str, str]] = Counter()
         for r in self.results:
+            if r.model_error is not None:
+                counter[("(model)", "-", "model_error")] += 1
             for e in r.errors:
                 tool = r.calls[0].name if r.calls else "(no call)"
                 counter[(tool if e.kind != "wrong_tool" else "(tool choice)", e.field or "-", e.kind)] += 1
@@ -165,6 +169,10 @@ class SelectionReport:
 
     def failures(self) -> list[RunResult]:
         return [r for r in self.results if not r.ok]
+
+    @property
+    def model_errors(self) -> ModelErrorTally:
+        return ModelErrorTally.of(r.model_error for r in self.results)
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -179,7 +187,10 @@ class SelectionReport:
                 "pass_at_1": self.pass_at_1.to_dict(),
                 "pass_hat_k": self.pass_hat_k.to_dict(),
                 "cases_passed": self.cases_passed.to_dict(),
+                "model_errors": Rate(self.model_errors.errors, len(self.results)).to_dict(),
             },
+            "partial": self.model_errors.errors > 0,
+            "model_errors": self.model_errors.to_dict(),
             "per_tag": {t: {k: v.to_dict() for k, v in d.items()} for t, d in self.per_tag().items()},
             "field_failures": [{"tool": t, "field": f, "kind": k, "count": n} for t, f, k, n in
                                self.field_failures()],
@@ -206,10 +217,13 @@ def run_selection(
     runs: int = 3,
     concurrency: int = 4,
     progress: bool = False,
+    max_model_errors: float | None = DEFAULT_MAX_MODEL_ERRORS,
 ) -> SelectionReport:
     """Run every case `runs` times against `model` with `toolset` and score each first turn.
 
-    `label` picks the expectation when the case file scores several toolsets (e.g. "old" and "new")."""
+    `label` picks the expectation when the case file scores several toolsets (e.g. "old" and "new").
+    More than `max_model_errors` (a share of the runs) unanswered raises `TooManyModelErrors`; None keeps
+    whatever came back (the report is then marked partial)."""
     if runs < 1:
         raise ValueError("runs must be at least 1")
     specs = tool_specs(toolset)
@@ -217,7 +231,9 @@ def run_selection(
     if problems:
         raise ValueError("the cases do not fit the toolset:\n  " + "\n  ".join(problems[:20]))
     pairs = build_requests(cases, toolset, runs)
-    replies = run_all(model, [r for _, r in pairs], concurrency=concurrency, show_progress=progress)
+    budget = None if max_model_errors is None else allowed_errors(len(pairs), max_model_errors)
+    replies = run_all(model, [r for _, r in pairs], concurrency=concurrency, show_progress=progress,
+                      max_errors=budget)
     results = []
     for (case, request), reply in zip(pairs, replies, strict=True):
         if isinstance(reply, ModelError):
@@ -226,4 +242,8 @@ def run_selection(
         check = score_reply(case.expectation(label), reply.calls, specs)
         results.append(RunResult(case.id, request.run, check.tool_ok, check.args_ok, reply.calls, check.errors,
                                  reply.text))
-    return SelectionReport(model.name, label, runs, tuple(results), {c.id: c.tags for c in cases.cases})
+    report = SelectionReport(model.name, label, runs, tuple(results), {c.id: c.tags for c in cases.cases})
+    if max_model_errors is not None and report.model_errors.over(max_model_errors):
+        raise TooManyModelErrors(report.model_errors, max_model_errors)
+    return report
+

@@ -14,7 +14,7 @@ import json
 from collections.abc import Sequence
 from contextlib import AbstractContextManager, nullcontext
 from pathlib import Path
-from typing import Any
+from typing import Any, Final
 
 import numpy as np
 import numpy.typing as npt
@@ -22,6 +22,10 @@ import numpy.typing as npt
 from .entries import ToolEntry
 
 Array = npt.NDArray[np.float32]
+
+#: Below this cosine a message and a tool's `name: description` share nothing useful. Measured on the
+#: repository's retrieval sets (LiveMCPBench, StableToolBench, API-Bank): see docs/retrieval.md, "Floor".
+EMBEDDING_FLOOR: Final = 0.10
 
 
 def default_model_dir() -> Path:
@@ -208,6 +212,8 @@ class EmbeddingRetriever:
     """Cosine similarity between the message and each tool's `name: description`."""
 
     name = "embeddings"
+    #: The cosine at or below which a tool shares nothing with a message (measured: docs/retrieval.md).
+    floor = EMBEDDING_FLOOR
 
     def __init__(
         self,
@@ -238,6 +244,11 @@ class EmbeddingRetriever:
                     cache.put(texts[i], fresh[row])
                 cache.save()
         self._matrix = matrix
+
+    def scored(self, query: str) -> tuple[Array, npt.NDArray[np.bool_]]:
+        """The cosines and which entries match at all (cosine above `floor`)."""
+        scores = self.scores(query)
+        return scores, scores > self.floor
 
     def scores(self, query: str) -> Array:
         if not len(self._matrix):

@@ -22,6 +22,7 @@ Fusion = Literal["rrf", "weighted", "scores"]
 
 class _Scorer(Protocol):
     name: str
+    floor: float
 
     def scores(self, query: str) -> Array: ...
 
@@ -77,8 +78,14 @@ class HybridRetriever:
         self.fusion = fusion
 
     def scores(self, query: str) -> Array:
-        lex = self.lexical.scores(query)
-        sem = self.semantic.scores(query)
+        return self._fuse(self.lexical.scores(query), self.semantic.scores(query))
+
+    def scored(self, query: str) -> tuple[Array, npt.NDArray[np.bool_]]:
+        """The fused scores; an entry matches when either retriever puts it above that retriever's floor."""
+        lex, sem = self.lexical.scores(query), self.semantic.scores(query)
+        return self._fuse(lex, sem), (lex > self.lexical.floor) | (sem > self.semantic.floor)
+
+    def _fuse(self, lex: Array, sem: Array) -> Array:
         if self.fusion == "rrf":
             return rrf([lex, sem], [1.0, 1.0])
         if self.fusion == "scores":

@@ -22,6 +22,10 @@ class Retriever(Protocol):
 
     def scores(self, query: str) -> npt.NDArray[np.float32]: ...
 
+    def scored(self, query: str) -> tuple[npt.NDArray[np.float32], npt.NDArray[np.bool_]]:
+        """The scores, and which entries match the query at all (above the retriever's floor)."""
+        ...
+
 
 @dataclass(frozen=True, slots=True)
 class Hit:
@@ -165,26 +169,40 @@ class ToolIndex:
         """A score for every entry, in index order: the retriever's (scaled to a best of 1), plus a share of
         its group's score (a server whose tools together match the message lifts each of them), plus usage
         history when there is one."""
-        scores = _unit(self._retriever.scores(message))
+        return self._scored(message, exclude_history)[0]
+
+    def matches(self, message: str, *, exclude_history: str | None = None) -> npt.NDArray[np.bool_]:
+        """Which entries share anything with `message`: above the retriever's floor, or voted for by usage
+        history. `search` returns no other entry (except the tools a returned one requires)."""
+        return self._scored(message, exclude_history)[1]
+
+    def _scored(
+        self, message: str, exclude_history: str | None
+    ) -> tuple[npt.NDArray[np.float32], npt.NDArray[np.bool_]]:
+        own, matched = self._retriever.scored(message)
+        scores = _unit(own)
         if self._groups is not None and self._groups.active:
             scores = scores + np.float32(self.group_weight) * self._groups.scores(message, scores)
         if self.history is None or not len(self.history):
-            return scores
+            return scores, matched
         votes = self.history.scores(message, self._by_id, len(self._entries), exclude=exclude_history)
         fused: npt.NDArray[np.float32] = _unit(scores) + np.float32(self.history_weight) * votes
-        return fused
+        return fused, matched | (votes > 0)
 
     def search(self, message: str, k: int = 5, *, exclude_history: str | None = None) -> list[Hit]:
-        """The k tools most likely needed for `message`, best first, each followed by the tools it requires.
+        """Up to k tools needed for `message`, best first, each followed by the tools it requires.
 
+        Only tools that match the message are returned (above the retriever's floor: for BM25, sharing a
+        term), so a message that matches nothing, or an empty one, gets an empty list, never k unrelated tools.
         `exclude_history` leaves out the usage record with that key (held-out evaluation).
         """
         if not isinstance(message, str):
             raise TypeError(f"search needs the message as a str, got {type(message).__name__}")
-        if k <= 0 or not self._entries:
+        if k <= 0 or not self._entries or not message.strip():
             return []
-        scores = self.scores(message, exclude_history=exclude_history)
-        ranked = top_k(scores, 4 * k + 10 if self._collapse else k)
+        scores, matched = self._scored(message, exclude_history)
+        eligible = np.where(matched, scores, np.float32(-np.inf))
+        ranked = [i for i in top_k(eligible, 4 * k + 10 if self._collapse else k) if matched[i]]
         hits: list[Hit] = []
         taken: set[int] = set()
         shown: set[tuple[str, str, tuple[tuple[str, str], ...]]] = set()

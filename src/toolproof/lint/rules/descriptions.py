@@ -74,7 +74,7 @@ def check_no_when(tool: ToolDef, config: LintConfig) -> Iterator[Hit]:
     text = tool.description_text
     if text.strip() and not cjk_chars(text) and not _WHEN.search(text):
         yield Hit(tool, tool.description_pointer, "the description does not say when to use the tool",
-                  "Add a sentence such as 'Use this when the buyer asks ...'.")
+                  f"Add a sentence saying which requests {tool.name!r} is for: 'Use this when ...'.")
 
 
 _NAME_TOKEN: Final = re.compile(r"[A-Za-z0-9_.\-]{4,}")

@@ -44,10 +44,10 @@ def check_verb_noun(tool: ToolDef, config: LintConfig) -> Iterator[Hit]:
     verb_at = next((i for i, w in enumerate(words[:2]) if w in VERBS), None)
     if verb_at is None:
         yield Hit(tool, tool.name_pointer, f"name {name!r} does not start with a verb; the model cannot tell "
-                  "what the tool does to what", "Name the action and the thing, e.g. 'get_order_status'.")
+                  "what the tool does to what", f"Name the action and the thing, e.g. 'get_{'_'.join(words)}'.")
     elif verb_at == 0 and len(words) == 1:
         yield Hit(tool, tool.name_pointer, f"name {name!r} is a verb with no object: act on what?",
-                  f"Add the thing it acts on, e.g. '{words[verb_at]}_order'.")
+                  f"Add the thing it acts on: '{words[verb_at]}_<thing>'.")
 
 
 def check_version(tool: ToolDef, config: LintConfig) -> Iterator[Hit]:
@@ -68,7 +68,8 @@ def check_generic(tool: ToolDef, config: LintConfig) -> Iterator[Hit]:
     words = name_words(name)
     if words and "_".join(words) in GENERIC_NAMES:
         yield Hit(tool, tool.name_pointer, f"name {name!r} is generic: it could mean almost anything",
-                  "Name the one job as verb_noun, e.g. 'get_today_price' instead of 'search'.")
+                  f"Name the one job instead of {name!r}: the verb and the thing it acts on "
+                  f"('{words[0]}_<thing>').")
 
 
 def check_invalid(tool: ToolDef, config: LintConfig) -> Iterator[Hit]:
@@ -98,7 +99,7 @@ RULES: Final = (
          "Rename to snake_case.", tool_check=check_case),
     Rule("TP102", "name-not-verb-noun", "warning", "The name does not state an action and its object.",
          "The model picks tools by name first; a noun alone ('rates') or a bare verb ('cancel') hides the job.",
-         "Name it verb_noun: get_today_price, cancel_order.", tool_check=check_verb_noun),
+         "Name it verb_noun: the action, then the thing it acts on.", tool_check=check_verb_noun),
     Rule("TP103", "name-version-suffix", "warning", "The name ends in a version or age (_v2, _new, _old, 2).",
          "Beside the unversioned tool the model cannot tell which one is current, and may call both.",
          "Retire the old tool; give the new one the plain name.", tool_check=check_version),

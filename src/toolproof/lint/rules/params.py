@@ -63,7 +63,7 @@ def check_quantity_unit(tool: ToolDef, config: LintConfig) -> Iterator[Hit]:
                                       and not _PHYSICAL.search(tool.description_text)):
             continue  # a multiplier or ratio, or pure geometry (any consistent unit works)
         yield Hit(tool, node.pointer, f"numeric parameter {node.name!r} is a quantity with no unit in its name "
-                  "or description; the model will guess one (4 quintal became 4 kg)",
+                  "or description; the model will guess one",
                   f"Put the unit in the name ('{node.name}_kg', '{node.name}_seconds') and say conversions in "
                   "the description.")
 
@@ -338,7 +338,8 @@ RULES: Final = (
          "The model fills it from its name alone.", "Describe it: meaning, unit or format, example.",
          tool_check=check_no_description, family="params"),
     Rule("TP302", "param-quantity-no-unit", "warning", "A numeric quantity has no unit in its name or description "
-         "(counts, indices, limits and pages are exempt).", "4 quintal of onions became 4 kg.",
+         "(counts, indices, limits and pages are exempt).",
+         "The model guesses the unit (seconds or milliseconds, kg or quintal).",
          "Put the unit in the name (quantity_kg) and conversions in the description.",
          tool_check=check_quantity_unit, family="params"),
     Rule("TP303", "param-enum-in-prose", "warning", "A closed set of values is written in prose, not as an enum.",

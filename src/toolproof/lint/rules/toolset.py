@@ -188,7 +188,7 @@ def check_duplicate(tools: Sequence[ToolDef], config: LintConfig) -> Iterator[Hi
         where = ", ".join(repr(s) for s in sources) if len(sources) > 1 else f"toolset {same[0].toolset!r}"
         for t in same:
             yield Hit(t, t.name_pointer, f"name {name!r} is defined {len(same)} times ({where}); a client keeps "
-                      "one or renames them", "Prefix names with the server or domain (e.g. 'shop_search'), or "
+                      "one or renames them", f"Prefix names with the server or domain ('<server>_{name}'), or "
                       "drop one.")
 
 

@@ -1,0 +1,154 @@
+"""Every Python and shell block in README.md and docs/ runs as written, so a doc that drifts from the code
+fails CI.
+
+Python blocks run as scripts in a subprocess; shell blocks (bash, sh, shell, console) run each `toolproof`
+command as a subprocess. Both run in a temporary folder that links the repository's top-level entries, so
+relative paths (`examples/...`) and `MODULE:ATTR` targets resolve and written files land in the temporary
+folder. A block may carry an annotation on the line right above its fence:
+
+- `<!-- doc-test: skip (reason) -->`: not run (a live model, a network install, a server that runs until
+  stopped); the test prints every skipped block with its reason, and the list is kept short;
+- `<!-- doc-test: expect "text" -->`: the block's output must contain the text (a number the prose quotes).
+
+A command passes when it exits 0, or 1 for a command that reports findings (lint, compare), without a
+traceback; exit 2 is the CLI's usage error and always fails.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shlex
+import subprocess
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+from tests._corpora import REPO_ROOT
+
+DOCS = [REPO_ROOT / "README.md", *sorted((REPO_ROOT / "docs").glob("*.md"))]
+SHELL = {"bash", "sh", "shell", "console"}
+_FENCE = re.compile(r"^```(\w*)\n(.*?)^```", re.S | re.M)
+_NOTE = re.compile(r"<!--\s*doc-test:\s*(skip|expect)\s*(.*?)\s*-->\s*$")
+
+
+@dataclass(frozen=True)
+class Block:
+    path: Path
+    line: int
+    lang: str
+    code: str
+    skip: str | None = None
+    expect: str | None = None
+
+    @property
+    def id(self) -> str:
+        return f"{self.path.relative_to(REPO_ROOT)}:{self.line}"
+
+
+def blocks() -> list[Block]:
+    out = []
+    for path in DOCS:
+        text = path.read_text(encoding="utf-8")
+        for m in _FENCE.finditer(text):
+            lang = m.group(1)
+            if lang != "python" and lang not in SHELL:
+                continue
+            before = text[: m.start()].rstrip("\n").rsplit("\n", 1)[-1]
+            note = _NOTE.search(before)
+            skip = note.group(2).strip("() ") if note and note.group(1) == "skip" else None
+            expect = note.group(2).strip('"') if note and note.group(1) == "expect" else None
+            out.append(Block(path, text[: m.start()].count("\n") + 1, lang, m.group(2), skip, expect))
+    return out
+
+
+def commands(code: str) -> list[str]:
+    """The commands of a shell block: continuations joined, `$ ` prompts and comments dropped."""
+    joined = re.sub(r"\\\n\s*", " ", code)
+    lines = [ln.strip().removeprefix("$ ") for ln in joined.splitlines()]
+    return [ln for ln in lines if ln and not ln.startswith("#")]
+
+
+@pytest.fixture(scope="module")
+def workdir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    folder = tmp_path_factory.mktemp("docs")
+    for entry in REPO_ROOT.iterdir():
+        if not entry.name.startswith("."):
+            (folder / entry.name).symlink_to(entry)
+    return folder
+
+
+def _env() -> dict[str, str]:
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(REPO_ROOT / "src"), str(REPO_ROOT)]),
+           "COLUMNS": "200", "TOOLPROOF_STORE": "memory://"}
+    for name in ("OPENAI_BASE_URL", "OPENAI_API_KEY"):
+        env.pop(name, None)
+    return env
+
+
+def _run_command(line: str, cwd: Path) -> subprocess.CompletedProcess[str]:
+    words = shlex.split(line, comments=True)
+    out = None
+    if ">" in words:  # `cmd > FILE`: the one redirection the docs use
+        at = words.index(">")
+        words, out = words[:at], words[at + 1]
+    assert words and words[0] == "toolproof", f"not a toolproof command (annotate the block): {line}"
+    proc = subprocess.run([sys.executable, "-m", "toolproof", *words[1:]], capture_output=True, text=True,
+                          cwd=cwd, env=_env(), timeout=300)
+    if out is not None:
+        (cwd / out).write_text(proc.stdout, encoding="utf-8")
+    return proc
+
+
+def _run(block: Block, cwd: Path) -> str:
+    if block.lang == "python":
+        proc = subprocess.run([sys.executable, "-c", block.code], capture_output=True, text=True, cwd=cwd,
+                              env=_env(), timeout=300)
+        assert proc.returncode == 0, f"{block.id}\n{proc.stdout}\n{proc.stderr}"
+        return proc.stdout + proc.stderr
+    output = ""
+    for line in commands(block.code):
+        proc = _run_command(line, cwd)
+        text = proc.stdout + proc.stderr
+        assert proc.returncode in (0, 1) and "Traceback" not in text, f"{block.id}: {line}\n{text}"
+        output += text
+    return output
+
+
+RUNNABLE = [b for b in blocks() if b.skip is None]
+
+
+@pytest.mark.parametrize("block", RUNNABLE, ids=[b.id for b in RUNNABLE])
+def test_block_runs_as_written(block: Block, workdir: Path) -> None:
+    output = _run(block, workdir)
+    if block.expect is not None:
+        assert block.expect in " ".join(output.split()), f"{block.id}: expected {block.expect!r} in\n{output}"
+
+
+def test_skipped_blocks_are_few_and_say_why() -> None:
+    skipped = [b for b in blocks() if b.skip is not None]
+    for b in skipped:
+        print(f"doc-test skip: {b.id} ({b.skip})")
+    assert all(b.skip for b in skipped)  # a reason for each
+    assert len(skipped) <= 11, [b.id for b in skipped]  # raise this only with a reason in the block
+    assert len(RUNNABLE) >= 8
+
+
+def test_measured_numbers_are_rendered_from_the_one_bench_run() -> None:
+    """README and docs quote one `toolproof bench --out FILE` run: each region equals what the script renders."""
+    import importlib.util
+    import json
+
+    spec = importlib.util.spec_from_file_location("render_bench", REPO_ROOT / "scripts" / "render_bench.py")
+    assert spec is not None and spec.loader is not None
+    render = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(render)
+    results = json.loads(render.LATEST.read_text(encoding="utf-8"))
+    regions = 0
+    for path in render.documents():
+        text = path.read_text(encoding="utf-8")
+        regions += len(render.REGION.findall(text))
+        assert render.update(text, results) == text, f"{path.name}: stale; run python scripts/render_bench.py"
+    assert regions >= 6 and results["date"] in (REPO_ROOT / "README.md").read_text(encoding="utf-8")
