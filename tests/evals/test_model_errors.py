@@ -11,11 +11,11 @@ import sys
 from pathlib import Path
 
 import pytest
-from examples.wholesaler.cases import HERE, new_toolset
 
-from tests._corpora import REPO_ROOT
+from tests._data import REPO_ROOT
 from toolproof.evals import ModelError, ModelReply, ModelRequest, ScriptedModel, load_cases, run_selection
 from toolproof.evals.model_errors import TooManyModelErrors
+from toolproof.examples.wholesaler.cases import HERE, new_toolset
 
 CASES = str(HERE / "selection.yaml")
 
@@ -40,7 +40,7 @@ def test_selection_against_an_unreachable_model_exits_2_with_the_reason(closed_p
                                                                          tmp_path: Path) -> None:
     out = tmp_path / "r.json"
     r = _toolproof("eval", "selection", CASES, "-m", "openai:gpt-x", "--base-url", closed_port_url, "-l", "new",
-                   "--json", str(out))
+                   "--out", str(out))
     assert r.returncode == 2, r.stdout + r.stderr
     assert "Connection error" in r.stderr and "got no answer" in r.stderr and "--allow-errors" in r.stderr
     assert "0.0%" not in r.stdout and not out.exists()  # no table, no result file that reads like a score
@@ -49,7 +49,7 @@ def test_selection_against_an_unreachable_model_exits_2_with_the_reason(closed_p
 def test_allow_errors_keeps_partial_results_clearly_marked(closed_port_url: str, tmp_path: Path) -> None:
     out = tmp_path / "r.json"
     r = _toolproof("eval", "selection", CASES, "-m", "openai:gpt-x", "--base-url", closed_port_url, "-l", "new",
-                   "--tag", "hinglish", "-k", "1", "--allow-errors", "--json", str(out))
+                   "--tag", "hinglish", "-k", "1", "--allow-errors", "--out", str(out))
     assert r.returncode == 0, r.stdout + r.stderr
     assert "PARTIAL RESULT: 8 of 8 model requests got no answer" in " ".join(r.stdout.split())
     assert "model errors" in r.stdout
@@ -60,10 +60,11 @@ def test_allow_errors_keeps_partial_results_clearly_marked(closed_port_url: str,
 
 
 def test_recovery_and_bfcl_against_an_unreachable_model_exit_2(closed_port_url: str) -> None:
-    rec = _toolproof("eval", "recovery", "examples.wholesaler.cases.library:FAILURES", "--toolset",
-                     "examples.wholesaler.cases:new_toolset", "-m", "openai:gpt-x", "--base-url", closed_port_url)
+    rec = _toolproof("eval", "recovery", "toolproof.examples.wholesaler.cases.library:FAILURES", "--toolset",
+                     "toolproof.examples.wholesaler.cases:new_toolset", "-m", "openai:gpt-x",
+                     "--base-url", closed_port_url)
     assert rec.returncode == 2 and "Connection error" in rec.stderr, rec.stdout + rec.stderr
-    bfcl = _toolproof("eval", "bfcl", "-c", "simple_python", "--limit", "3", "-m", "openai:gpt-x", "--base-url",
+    bfcl = _toolproof("eval", "bfcl", "--category", "simple_python", "--first", "3", "-m", "openai:gpt-x", "--base-url",
                       closed_port_url)
     assert bfcl.returncode == 2 and "3 of 3 model requests got no answer" in bfcl.stderr, bfcl.stderr
 

@@ -22,9 +22,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from examples.wholesaler import Shop, build_toolset
 
 import toolproof
+from toolproof.examples.wholesaler import Shop, build_toolset
 
 TODAY = date(2026, 10, 19)
 BUYER = "B-17"

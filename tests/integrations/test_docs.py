@@ -8,7 +8,7 @@ import re
 
 import pytest
 
-from tests._corpora import REPO_ROOT
+from tests._data import REPO_ROOT
 
 BLOCKS = re.findall(r"```python\n(.*?)```", (REPO_ROOT / "docs" / "integrations.md").read_text(), flags=re.S)
 
