@@ -158,7 +158,10 @@ def test_a_shared_breaker_cuts_the_outage_load_to_one_process_worth(
     fleet_runs: dict[str, dict[str, Any]], mode: str,
 ) -> None:
     single, alone, shared = fleet_runs["single"], fleet_runs["per_process"], fleet_runs[mode]
-    assert shared["outage_requests"] <= single["outage_requests"] + WINDOWS
+    # The bound: one process's figure plus one trial per window. Slack of one call per worker: the
+    # call a worker had already admitted when the fleet's breaker opened reaches the upstream after it (a
+    # single process sends its in-flight calls from one event loop, sooner); seen 14-18 against 13-34 here.
+    assert shared["outage_requests"] <= single["outage_requests"] + WINDOWS + WORKERS
     assert alone["outage_requests"] > 2 * shared["outage_requests"]
     # After the opening burst only trials pass: one per window for the fleet, one per process without sharing.
     # Measured at the upstream, so calls admitted just before the opening but sent late (a worker's event

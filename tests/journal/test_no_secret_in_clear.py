@@ -100,7 +100,7 @@ def _cli(url: str, *command: str) -> str:
 
 
 def _check_cli(url: str) -> None:
-    journal = json.loads(_cli(url, "journal", "list", "--json"))
+    journal = [json.loads(line) for line in _cli(url, "journal", "list", "--json").splitlines()]
     assert len(journal) == 2
     audit = _cli(url, "audit", "tail", "--json", "--limit", "1000")
     stops = _cli(url, "stops", "list", "--json", "--status", "all")
