@@ -76,15 +76,14 @@ _WORDS = ["invoice", "customer", "order", "price", "stock", "report", "user", "g
 
 
 @settings(max_examples=40, deadline=None)
-@given(st.lists(st.lists(st.sampled_from(_WORDS), min_size=1, max_size=6), min_size=2, max_size=25),
-       st.floats(min_value=0.3, max_value=0.95))
-def test_blocking_misses_no_pair_above_the_threshold(docs: list[list[str]], threshold: float) -> None:
+@given(st.lists(st.lists(st.sampled_from(_WORDS), min_size=1, max_size=6), min_size=2, max_size=25))
+def test_candidates_are_exactly_the_pairs_with_one_word_set(docs: list[list[str]]) -> None:
     tools = from_definitions([_tool(f"t{i}", " ".join(d)) for i, d in enumerate(docs)])
     desc = Descriptions(tools)
-    blocked = {frozenset(p) for p in candidate_pairs(desc, threshold)}
-    for i, j in itertools.combinations(range(len(tools)), 2):
-        if desc.cosine(i, j) >= threshold - 1e-9:
-            assert frozenset((i, j)) in blocked
+    blocked = {frozenset(p) for p in candidate_pairs(desc)}
+    naive = {frozenset((i, j)) for i, j in itertools.combinations(range(len(tools)), 2)
+             if set(desc.tokens[i]) == set(desc.tokens[j]) and len(set(desc.tokens[i])) >= 3}
+    assert blocked == naive
 
 
 @settings(max_examples=15, deadline=None)

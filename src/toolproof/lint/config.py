@@ -21,7 +21,6 @@ DEFAULT_THRESHOLDS: Final[Mapping[str, float]] = {
     "max-name-length": 64,  # what OpenAI and Anthropic accept
     "lookalike-name": 0.85,  # same action (or none), Jaccard of the other canonical name words
     "lookalike-description": 0.3,  # ...and descriptions at least this similar (TF-IDF cosine), or one too short
-    "lookalike-description-only": 0.7,  # whatever the names: descriptions at least this similar (TF-IDF cosine)
 }
 
 

@@ -3,7 +3,8 @@
 
 The name pass in `toolset.py` finds `rates` beside `price_lookup`; this one finds `list_invoices` beside
 `get_invoices` (other action words, descriptions one word apart) and `search`/`get_data` joining the price
-tools. Lexical and deterministic: TF-IDF cosine, blocked so 10,000 tools never cost 50 million comparisons.
+tools. Lexical and deterministic; candidate pairs come from hashing each description's word set, so 10,000
+tools never cost 50 million comparisons.
 """
 
 from __future__ import annotations
@@ -106,47 +107,28 @@ class Descriptions:
         return sum(v * big.get(w, 0.0) for w, v in small.items())
 
 
-def candidate_pairs(desc: Descriptions, threshold: float) -> Iterator[tuple[int, int]]:
-    """Every pair whose description cosine can reach `threshold`, without comparing all pairs.
-
-    All-pairs prefix filtering: order each vector's words rarest first and index only the prefix whose
-    remaining suffix still has norm >= threshold. Two unit vectors with cosine >= threshold share a word in
-    each one's indexed prefix, so probing with every word of one vector finds the other. Exact (the lint
-    benchmark checks it against the all-pairs pass).
-    """
-    index: dict[str, list[int]] = defaultdict(list)
-    seen: set[tuple[int, int]] = set()
-    for i, vec in enumerate(desc.vectors):
-        for w in vec:
-            for j in index.get(w, ()):
-                if (j, i) not in seen:
-                    seen.add((j, i))
-                    yield j, i
-        for w in _prefix(vec, desc.df, threshold):
-            index[w].append(i)
+def candidate_pairs(desc: Descriptions) -> Iterator[tuple[int, int]]:
+    """Every pair whose descriptions use the same set of words (the only pairs the description pass can
+    report), found by hashing each set once: linear in the tools plus the pairs themselves."""
+    buckets: dict[frozenset[str], list[int]] = defaultdict(list)
+    for i, tokens in enumerate(desc.tokens):
+        if len(set(tokens)) >= _MIN_TOKENS:
+            buckets[frozenset(tokens)].append(i)
+    for members in buckets.values():
+        for x, i in enumerate(members):
+            for j in members[x + 1:]:
+                yield i, j
 
 
-def _prefix(vec: dict[str, float], df: dict[str, int], threshold: float) -> list[str]:
-    ordered = sorted(vec, key=lambda w: (df[w], w))
-    rest = sum(v * v for v in vec.values())
-    out = []
-    for w in ordered:
-        if rest < threshold * threshold:
-            break
-        out.append(w)
-        rest -= vec[w] * vec[w]
-    return out
-
-
-def description_pairs(tools: Sequence[ToolDef], desc: Descriptions, threshold: float) -> Iterator[Pair]:
-    """Pairs whose descriptions overlap (cosine >= threshold) and do not say what the names say apart.
+def description_pairs(tools: Sequence[ToolDef], desc: Descriptions) -> Iterator[Pair]:
+    """Pairs whose descriptions use the same words, so only the names say what is different.
 
     Left out: CRUD siblings (different actions, not both reads), one-vs-many names, converse names (same
     words, other order), descriptions mostly in CJK or too short to compare, and pairs whose descriptions
     carry the word their names differ by (`download_from_youtube`: "...a given youtube URL").
     """
     names = [_name_profile(t.label) for t in tools]
-    for i, j in candidate_pairs(desc, threshold):
+    for i, j in candidate_pairs(desc):
         a, b = tools[i], tools[j]
         if a.label == b.label or not _comparable(desc, a, i) or not _comparable(desc, b, j):
             continue
@@ -155,10 +137,7 @@ def description_pairs(tools: Sequence[ToolDef], desc: Descriptions, threshold: f
             continue
         if ra != rb and sorted(map(stem, ra)) == sorted(map(stem, rb)):
             continue  # converse: fahrenheit_to_celsius beside celsius_to_fahrenheit
-        sim = desc.cosine(i, j)
-        if sim < threshold:
-            continue
-        pair = _explain(desc, i, j, sa ^ sb, sim)
+        pair = _explain(desc, i, j, sa ^ sb, desc.cosine(i, j))
         if pair is not None and not _mentions(a, b):
             yield pair
 

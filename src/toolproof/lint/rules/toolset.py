@@ -164,7 +164,7 @@ def lookalike_pairs(tools: Sequence[ToolDef], config: LintConfig) -> list[tuple[
         words = ", ".join(desc.shared(i, j)) or "no word in common"
         out[(i, j)] = (i, j, f"name similarity {name_sim:.2f}, description similarity {desc_sim:.2f}; both say: "
                        f"{words}", "say in each description when to use it")
-    for p in description_pairs(tools, desc, config.threshold("lookalike-description-only")):
+    for p in description_pairs(tools, desc):
         key = (min(p.i, p.j), max(p.i, p.j))
         if key not in out:
             apart = (f"only their names differ ({', '.join(p.apart)})" if p.apart else
