@@ -4,7 +4,6 @@ one name from two sources, and versioned twins (`order` beside `order_v2`)."""
 from __future__ import annotations
 
 import math
-import re
 from collections import Counter, defaultdict
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
@@ -12,18 +11,11 @@ from typing import Final
 
 from ..config import LintConfig
 from ..model import ToolDef
-from ..text import STOPWORDS, VERBS, canonical, name_words, text_words
+from ..text import STOPWORDS, VERBS, canonical, name_words, stem, text_words
 from .base import Hit, Rule
-
-_VERSION_TAIL: Final = re.compile(r"(?:[_\-.]?v\d+(?:[._]\d+)*|[_\-](?:new|old|legacy|deprecated|latest|next)|"
-                                  r"[_\-]?\d+)$", re.IGNORECASE)
-
+from .overlap import Descriptions, base_name, clusters, description_pairs
 
 _PLURAL_DESC: Final = 0.9  # singular/plural twins must read nearly alike to be look-alikes (else one vs many)
-
-
-def base_name(name: str) -> str:
-    return _VERSION_TAIL.sub("", name) or name
 
 
 @dataclass(frozen=True, slots=True)
@@ -131,15 +123,18 @@ def _candidates(profiles: list[_Profile], threshold: float) -> Iterator[tuple[in
                     yield pair
 
 
+def _plural_twins(a: tuple[str, ...], b: tuple[str, ...]) -> bool:
+    """getComment beside getComments (one vs many), not fetch_weather beside get_weather (synonyms)."""
+    return [stem(w) for w in a] == [stem(w) for w in b]
+
+
 def _mentions(text: str, name: str) -> bool:
     return len(name) > 2 and name in text
 
 
-def check_lookalike(tools: Sequence[ToolDef], config: LintConfig) -> Iterator[Hit]:
+def _name_pairs(tools: Sequence[ToolDef], config: LintConfig) -> Iterator[tuple[int, int, float, float]]:
     """Same action (or none) on the same object words, and descriptions that do not tell them apart: they
     overlap (cosine at or above the threshold) or one is too short to say anything."""
-    if len(tools) < 2:
-        return
     t_name, t_desc = config.threshold("lookalike-name"), config.threshold("lookalike-description")
     min_words = int(config.threshold("min-description-words"))
     profiles, corpus = _profiles(tools)
@@ -150,18 +145,56 @@ def check_lookalike(tools: Sequence[ToolDef], config: LintConfig) -> Iterator[Hi
         name_sim, desc_sim = similarity(a, b, corpus)
         if name_sim < t_name:
             continue
-        if a.order == b.order and a.raw != b.raw and desc_sim < _PLURAL_DESC:
+        if a.order == b.order and a.raw != b.raw and _plural_twins(a.raw, b.raw) and desc_sim < _PLURAL_DESC:
             continue  # one vs many (getComment, getComments) with descriptions that say which
         vague = a.verb == b.verb and min(len(text_words(a.text)), len(text_words(b.text))) < min_words
         if desc_sim < t_desc and not vague:
             continue  # the descriptions tell them apart (getStory: one by id; getStories: many by type)
         if _mentions(a.text, b.name) or _mentions(b.text, a.name):
             continue  # the descriptions already point at each other
-        for me, other in ((i, b), (j, a)):
-            yield Hit(tools[me], tools[me].name_pointer, f"looks like {other.name!r} (name similarity "
-                      f"{name_sim:.2f}, description similarity {desc_sim:.2f}); the model cannot tell which to "
-                      "pick", f"Merge the two, or say in each description when to use it and when to call "
-                      f"{other.name!r} instead.")
+        yield i, j, name_sim, desc_sim
+
+
+def lookalike_pairs(tools: Sequence[ToolDef], config: LintConfig) -> list[tuple[int, int, str, str]]:
+    """Every look-alike pair of one toolset, by name (then description) or by description alone, each with
+    the message's reason and what would tell the two apart. A pair found by both is reported once."""
+    out: dict[tuple[int, int], tuple[int, int, str, str]] = {}
+    desc = Descriptions(tools)
+    for i, j, name_sim, desc_sim in _name_pairs(tools, config):
+        words = ", ".join(desc.shared(i, j)) or "no word in common"
+        out[(i, j)] = (i, j, f"name similarity {name_sim:.2f}, description similarity {desc_sim:.2f}; both say: "
+                       f"{words}", "say in each description when to use it")
+    for p in description_pairs(tools, desc):
+        key = (min(p.i, p.j), max(p.i, p.j))
+        if key not in out:
+            apart = (f"only their names differ ({', '.join(p.apart)})" if p.apart else
+                     "their names differ only in the action word")
+            out[key] = (*key, f"description similarity {p.similarity:.2f}; both say: {', '.join(p.shared)}; "
+                        f"{apart}", "say in each description what it does that the other does not")
+    return [out[k] for k in sorted(out)]
+
+
+def check_lookalike(tools: Sequence[ToolDef], config: LintConfig) -> Iterator[Hit]:
+    if len(tools) < 2:
+        return
+    for i, j, why, how in lookalike_pairs(tools, config):
+        for me, other in ((i, tools[j].label), (j, tools[i].label)):
+            yield Hit(tools[me], tools[me].name_pointer, f"looks like {other!r} ({why}); the model cannot tell "
+                      "which to pick", f"Merge the two, or {how} and when to call {other!r} instead.")
+
+
+def check_same_job(tools: Sequence[ToolDef], config: LintConfig) -> Iterator[Hit]:
+    """Three or more tools doing one job (the nine spice jars): one finding per member, naming the others."""
+    if len(tools) < 3:
+        return
+    pairs = [(i, j) for i, j, _, _ in lookalike_pairs(tools, config)]
+    for group in clusters(tools, pairs, int(config.threshold("min-description-words"))):
+        names = [tools[m].label for m in group]
+        for m in group:
+            others = ", ".join(repr(n) for n in names if n != tools[m].label)
+            yield Hit(tools[m], tools[m].name_pointer, f"one of {len(group)} tools that read as one job: "
+                      f"{', '.join(repr(n) for n in names)}", f"Keep one tool for the job, or say in each "
+                      f"description what it does that {others} do not.")
 
 
 def check_too_many(tools: Sequence[ToolDef], config: LintConfig) -> Iterator[Hit]:
@@ -221,5 +254,10 @@ RULES: Final = (
     Rule("TP404", "toolset-versioned-twin", "error", "A tool and its versioned twin (order, order_v2) are both "
          "visible.", "The model cannot tell the old one is old; a retry through the twin repeats the write.",
          "Keep one.", toolset_check=check_versioned_twin, family="toolset"),
+    Rule("TP405", "toolset-same-job", "warning", "Three or more tools read as one job: look-alike pairs joined, "
+         "plus catch-all tools (a generic name and a description that says nothing) beside them.",
+         "The model spreads one kind of request over several tools, each with its own quirks.",
+         "Keep one tool for the job, or make each description say what it does that the others do not.",
+         toolset_check=check_same_job, family="toolset"),
 )
 RUN_WIDE: Final = frozenset({"TP403"})

@@ -1,0 +1,205 @@
+"""Look-alikes by what tools do, not what they are called: descriptions compared for every pair of a toolset
+(whatever the names), catch-all tools, and clusters of three or more tools doing one job.
+
+The name pass in `toolset.py` finds `rates` beside `price_lookup`; this one finds `list_invoices` beside
+`get_invoices` (other action words, descriptions one word apart) and `search`/`get_data` joining the price
+tools. Lexical and deterministic; candidate pairs come from hashing each description's word set, so 10,000
+tools never cost 50 million comparisons.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections import defaultdict
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+from typing import Final
+
+from ..model import ToolDef
+from ..text import GENERIC_NAMES, STOPWORDS, VERBS, canonical, cjk_chars, name_words, stem, text_words
+from .effects import is_write
+
+#: Read actions (after `canonical`): two of them on one object do one job (`list_invoices`, `get_invoices`).
+#: Any other pair of different actions is a CRUD sibling (`create_x`, `delete_x`) and never a look-alike.
+READ_ACTIONS: Final = frozenset({"get", "list", "search", "show", "view", "describe", "browse", "inspect",
+                                 "display", "check", "load"})
+_VERSION_TAIL: Final = re.compile(r"(?:[_\-.]?v\d+(?:[._]\d+)*|[_\-](?:new|old|legacy|deprecated|latest|next)|"
+                                  r"[_\-]?\d+)$", re.IGNORECASE)
+_MIN_TOKENS: Final = 3  # content words a description needs to be compared by its words
+#: Words that name no job: generic reads and generic objects (canonical forms).
+_NOTHING_WORDS: Final = frozenset({"search", "get", "list", "data", "info", "information", "result", "detail",
+                                   "thing", "stuff", "anything", "everything", "general", "lookup", "item"})
+
+
+@dataclass(frozen=True, slots=True)
+class Pair:
+    """Two tools (positions in the toolset) that look alike, and what the finding should say about them."""
+
+    i: int
+    j: int
+    shared: tuple[str, ...]  # description words both use (the heaviest first)
+    apart: tuple[str, ...]  # what tells them apart today (only their names), for the fix
+    similarity: float
+
+
+def _actions_compatible(a: str | None, b: str | None) -> bool:
+    return a is None or b is None or a == b or (a in READ_ACTIONS and b in READ_ACTIONS)
+
+
+def _one_vs_many(a_raw: Sequence[str], b_raw: Sequence[str]) -> bool:
+    """`get_advisory` beside `list_advisories`: the names already say one against many."""
+    a_obj = [w for w in a_raw if canonical(w) not in READ_ACTIONS]
+    b_obj = [w for w in b_raw if canonical(w) not in READ_ACTIONS]
+    return len(a_obj) == len(b_obj) and a_obj != b_obj and [stem(w) for w in a_obj] == [stem(w) for w in b_obj]
+
+
+def base_name(name: str) -> str:
+    """The name without a version tail (`order_v2`, `search_new`, `lookup2` -> `order`, `search`, `lookup`)."""
+    return _VERSION_TAIL.sub("", name) or name
+
+
+def _name_profile(name: str) -> tuple[str | None, frozenset[str], tuple[str, ...]]:
+    """(canonical action word or None, the other canonical name words, the raw words)."""
+    words = name_words(base_name(name))
+    at = next((i for i, w in enumerate(words[:2]) if w in VERBS), None)
+    verb = canonical(words[at]) if at is not None else None
+    return verb, frozenset(canonical(w) for i, w in enumerate(words) if i != at), tuple(words)
+
+
+def _word(w: str) -> str:
+    """A description word as compared: every read action one word ("List"/"Get"/"Fetch" the same), any other
+    word only without its plural (synonyms such as add/create stay apart: "Add URLs to" is not "Create")."""
+    c = canonical(w)
+    return "get" if c in READ_ACTIONS or c == "return" else stem(w)
+
+
+class Descriptions:
+    """TF-IDF unit vectors of the toolset's descriptions (canonical content words)."""
+
+    def __init__(self, tools: Sequence[ToolDef]) -> None:
+        docs = [[_word(w) for w in text_words(t.description_text) if w not in STOPWORDS and len(w) > 1]
+                for t in tools]
+        df: dict[str, int] = defaultdict(int)
+        for d in docs:
+            for w in set(d):
+                df[w] += 1
+        self.df = df
+        self.tokens = docs
+        self.vectors = [self._vector(d, len(docs)) for d in docs]
+
+    def _vector(self, doc: list[str], n: int) -> dict[str, float]:
+        tf: dict[str, int] = defaultdict(int)
+        for w in doc:
+            tf[w] += 1
+        weights = {w: c * (math.log((1 + n) / (1 + self.df[w])) + 1.0) for w, c in tf.items()}
+        norm = math.sqrt(sum(v * v for v in weights.values())) or 1.0
+        return {w: v / norm for w, v in weights.items()}
+
+    def shared(self, i: int, j: int, n: int = 5) -> tuple[str, ...]:
+        """The words both descriptions use, heaviest first (the generic read action left out)."""
+        a, b = self.vectors[i], self.vectors[j]
+        return tuple(sorted((w for w in a.keys() & b.keys() if w != "get"), key=lambda w: (-a[w] * b[w], w))[:n])
+
+    def cosine(self, i: int, j: int) -> float:
+        a, b = self.vectors[i], self.vectors[j]
+        small, big = (a, b) if len(a) <= len(b) else (b, a)
+        return sum(v * big.get(w, 0.0) for w, v in small.items())
+
+
+def candidate_pairs(desc: Descriptions) -> Iterator[tuple[int, int]]:
+    """Every pair whose descriptions use the same set of words (the only pairs the description pass can
+    report), found by hashing each set once: linear in the tools plus the pairs themselves."""
+    buckets: dict[frozenset[str], list[int]] = defaultdict(list)
+    for i, tokens in enumerate(desc.tokens):
+        if len(set(tokens)) >= _MIN_TOKENS:
+            buckets[frozenset(tokens)].append(i)
+    for members in buckets.values():
+        for x, i in enumerate(members):
+            for j in members[x + 1:]:
+                yield i, j
+
+
+def description_pairs(tools: Sequence[ToolDef], desc: Descriptions) -> Iterator[Pair]:
+    """Pairs whose descriptions use the same words, so only the names say what is different.
+
+    Left out: CRUD siblings (different actions, not both reads), one-vs-many names, converse names (same
+    words, other order), descriptions mostly in CJK or too short to compare, and pairs whose descriptions
+    carry the word their names differ by (`download_from_youtube`: "...a given youtube URL").
+    """
+    names = [_name_profile(t.label) for t in tools]
+    for i, j in candidate_pairs(desc):
+        a, b = tools[i], tools[j]
+        if a.label == b.label or not _comparable(desc, a, i) or not _comparable(desc, b, j):
+            continue
+        (va, sa, ra), (vb, sb, rb) = names[i], names[j]
+        if not _actions_compatible(va, vb) or _one_vs_many(ra, rb):
+            continue
+        if ra != rb and sorted(map(stem, ra)) == sorted(map(stem, rb)):
+            continue  # converse: fahrenheit_to_celsius beside celsius_to_fahrenheit
+        pair = _explain(desc, i, j, sa ^ sb, desc.cosine(i, j))
+        if pair is not None and not _mentions(a, b):
+            yield pair
+
+
+def _comparable(desc: Descriptions, tool: ToolDef, i: int) -> bool:
+    return len(set(desc.tokens[i])) >= _MIN_TOKENS and cjk_chars(tool.description_text) < len(desc.tokens[i])
+
+
+def _mentions(a: ToolDef, b: ToolDef) -> bool:
+    return (len(b.label) > 2 and b.label in a.description_text) or (len(a.label) > 2 and a.label in b.description_text)
+
+
+def _explain(desc: Descriptions, i: int, j: int, name_diff: frozenset[str], sim: float) -> Pair | None:
+    """The pair with its shared words, or None when the descriptions say which is which: any content word in
+    one and not the other does (measured on the corpora: "a list of" against "the details of", "as HTML"
+    against "as plain text"). Only word order, stop words and the form of a read action may differ."""
+    if set(desc.tokens[i]) != set(desc.tokens[j]):
+        return None
+    return Pair(i, j, desc.shared(i, j), tuple(sorted(name_diff)), sim)
+
+
+def is_catch_all(tool: ToolDef, min_words: int) -> bool:
+    """A tool whose name and description say nothing about its job (`search`: "Search for information.",
+    `get_data`: "Gets data."): every word is a generic read or a generic object, so it reads like every
+    other read tool of the toolset. `status` ("Get status.") names a thing and is not one."""
+    words = name_words(tool.label.rsplit(".", 1)[-1])
+    content = [canonical(w) for w in text_words(tool.description_text) if w not in STOPWORDS]
+    if "_".join(words) not in GENERIC_NAMES or len(content) >= min_words:
+        return False
+    return all(canonical(w) in _NOTHING_WORDS for w in [*words, *content])
+
+
+def clusters(tools: Sequence[ToolDef], pairs: Sequence[tuple[int, int]], min_words: int) -> list[list[int]]:
+    """Groups of three or more tools doing one job: the look-alike pairs joined transitively, plus each
+    catch-all read tool added to the read group it shares most parameter names with."""
+    parent = list(range(len(tools)))
+
+    def find(x: int) -> int:
+        while parent[x] != x:
+            parent[x] = parent[parent[x]]
+            x = parent[x]
+        return x
+
+    for i, j in pairs:
+        parent[find(i)] = find(j)
+    paired = sorted({x for p in pairs for x in p})
+    groups: dict[int, list[int]] = defaultdict(list)
+    for i in paired:
+        groups[find(i)].append(i)
+    reads = [g for g in groups.values() if not any(is_write(tools[m]) for m in g)]
+    for c in sorted(set(range(len(tools))) - set(paired)) if reads else ():
+        if not is_write(tools[c]) and is_catch_all(tools[c], min_words):
+            best = max(reads, key=lambda g: _affinity(tools, c, g))
+            best.append(c)
+    return [sorted(g) for g in groups.values() if len(g) >= 3]
+
+
+def _affinity(tools: Sequence[ToolDef], c: int, group: list[int]) -> tuple[int, int, list[str]]:
+    """Shared parameter names, then group size, then (for a stable choice whatever the order) the names."""
+    shared = _params(tools[c]) & set().union(*(_params(tools[m]) for m in group))
+    return len(shared), len(group), sorted((tools[m].label for m in group), reverse=True)
+
+
+def _params(tool: ToolDef) -> set[str]:
+    return {canonical(str(k).lower()) for k in tool.properties}

@@ -1,0 +1,100 @@
+"""Look-alikes by what tools do: description pairs whatever the names, catch-all tools, clusters (TP402, TP405)."""
+
+from __future__ import annotations
+
+import itertools
+import random
+from typing import Any
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from toolproof.examples.wholesaler.old_tools import old_toolset
+from toolproof.lint import LintConfig, from_definitions, lint, lint_tooldefs
+from toolproof.lint.rules.overlap import Descriptions, candidate_pairs
+
+SELECT = LintConfig(select=("TP402", "TP405"))
+
+
+def _tool(name: str, description: str, **props: str) -> dict[str, Any]:
+    schema = {"type": "object", "properties": {k: {"type": v} for k, v in props.items()}}
+    return {"name": name, "description": description, "inputSchema": schema}
+
+
+def _pairs(defs: list[dict[str, Any]]) -> set[frozenset[str]]:
+    found = lint_tooldefs(from_definitions(defs), SELECT)
+    return {frozenset((f.tool, f.message.split("'")[1])) for f in found if f.code == "TP402"}
+
+
+def test_the_old_price_tools_are_one_cluster() -> None:
+    cluster = {f.tool for f in lint(old_toolset) if f.code == "TP405"}
+    assert cluster == {"search", "get_data", "rates", "price_lookup"}
+    message = next(f.message for f in lint(old_toolset) if f.code == "TP405")
+    assert "4 tools" in message and all(repr(n) in message for n in cluster)
+
+
+def test_other_action_words_and_descriptions_one_word_apart_are_reported() -> None:
+    pairs = _pairs([
+        _tool("list_invoices", "List the invoices of a customer, newest first.", customer_id="string"),
+        _tool("get_invoices", "Get the invoices of a customer, newest first.", customer_id="string"),
+        _tool("create_invoice", "Create an invoice for a customer.", customer_id="string"),
+    ])
+    assert pairs == {frozenset({"list_invoices", "get_invoices"})}
+    found = lint_tooldefs(from_definitions([
+        _tool("list_invoices", "List the invoices of a customer, newest first."),
+        _tool("get_invoices", "Get the invoices of a customer, newest first.")]), SELECT)
+    assert "invoice" in found[0].message and "customer" in found[0].message  # the overlapping words
+    assert "what it does that the other does not" in found[0].fix
+
+
+def test_fetch_and_get_of_one_thing_are_reported() -> None:
+    pairs = _pairs([_tool("fetch_weather", "Returns the current weather for a city."),
+                    _tool("get_weather", "Returns today's weather for a city by name.")])
+    assert pairs == {frozenset({"fetch_weather", "get_weather"})}
+
+
+def test_crud_siblings_converse_and_one_vs_many_stay_out() -> None:
+    assert _pairs([
+        _tool("create_invoice", "Create an invoice for a customer."),
+        _tool("delete_invoice", "Delete an invoice for a customer."),
+        _tool("celsius_to_fahrenheit", "Convert a temperature from Celsius to Fahrenheit."),
+        _tool("fahrenheit_to_celsius", "Convert a temperature from Fahrenheit to Celsius."),
+        _tool("get_advisory", "Get a security advisory of the repository."),
+        _tool("list_advisories", "List security advisories of the repository."),
+        _tool("fetch_html", "Fetch a website and return the content as HTML."),
+        _tool("fetch_txt", "Fetch a website and return the content as plain text."),
+    ]) == set()
+
+
+def test_a_description_that_names_the_other_tool_is_not_a_lookalike() -> None:
+    assert _pairs([_tool("list_invoices", "List the invoices of a customer. For one invoice use get_invoices."),
+                   _tool("get_invoices", "Get the invoices of a customer. For one invoice use get_invoices.")]) == set()
+
+
+_WORDS = ["invoice", "customer", "order", "price", "stock", "report", "user", "group", "page", "city", "weather",
+          "list", "get", "delete", "update", "the", "of", "for", "new", "all", "by", "id"]
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.lists(st.lists(st.sampled_from(_WORDS), min_size=1, max_size=6), min_size=2, max_size=25))
+def test_candidates_are_exactly_the_pairs_with_one_word_set(docs: list[list[str]]) -> None:
+    tools = from_definitions([_tool(f"t{i}", " ".join(d)) for i, d in enumerate(docs)])
+    desc = Descriptions(tools)
+    blocked = {frozenset(p) for p in candidate_pairs(desc)}
+    naive = {frozenset((i, j)) for i, j in itertools.combinations(range(len(tools)), 2)
+             if set(desc.tokens[i]) == set(desc.tokens[j]) and len(set(desc.tokens[i])) >= 3}
+    assert blocked == naive
+
+
+@settings(max_examples=15, deadline=None)
+@given(st.randoms(use_true_random=False))
+def test_findings_do_not_depend_on_tool_order(rnd: random.Random) -> None:
+    defs = [_tool("list_invoices", "List the invoices of a customer."),
+            _tool("get_invoices", "Get the invoices of a customer."),
+            _tool("search", "Search for information."), _tool("get_data", "Gets data."),
+            _tool("rates", "Get rates for items.", item="string"),
+            _tool("price_lookup", "Look up the price of an item.", item="string")]
+    shuffled = defs[:]
+    rnd.shuffle(shuffled)
+    key = lambda fs: sorted((f.code, f.tool, *sorted(f.message.split("'")[1::2])) for f in fs)  # noqa: E731
+    assert key(lint_tooldefs(from_definitions(defs), SELECT)) == key(lint_tooldefs(from_definitions(shuffled), SELECT))
