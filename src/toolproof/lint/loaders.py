@@ -234,7 +234,7 @@ async def _list_tools(session: Any) -> list[dict[str, Any]]:
         params = types.PaginatedRequestParams(cursor=cursor) if cursor else None
         result = await session.list_tools(params=params)
         tools.extend(t.model_dump(by_alias=True, mode="json", exclude_none=True) for t in result.tools)
-        cursor = getattr(result, "next_cursor", None) or getattr(result, "nextCursor", None)
+        cursor = result.next_cursor  # the SDK (>= 2.3) names it next_cursor; nextCursor is a deprecated alias
         if not cursor:
             break
     return tools
