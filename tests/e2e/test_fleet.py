@@ -104,6 +104,13 @@ def summarize(log: list[list[Any]], outage_at: float, reports: list[dict[str, An
     end = outage_at + OUTAGE_S
     during = [e for e in log if outage_at <= e[0] < end]
     applied = Counter(e[2] for e in log if e[3] == 200)
+    # The tool is an idempotent write: its owner enforces the key, so a runner may resend after a timeout (the
+    # reply came late on a loaded machine) and that is not a duplicate. A duplicate is one key applied by two
+    # workers: the journal let both of a pair through.
+    appliers: dict[str, set[str]] = {}
+    for _, worker, key, status in log:
+        if status == 200:
+            appliers.setdefault(key, set()).add(worker)
     first_ok: dict[str, float] = {}
     for t, worker, _, status in sorted(log):
         if status == 200 and t >= end:
@@ -116,7 +123,8 @@ def summarize(log: list[list[Any]], outage_at: float, reports: list[dict[str, An
         "first_success_after_s": round(min(first_ok.values()), 3) if first_ok else None,
         "all_workers_recovered_after_s": round(max(first_ok.values()), 3) if first_ok else None,
         "workers_recovered": len(first_ok),
-        "duplicates": sum(n - 1 for n in applied.values() if n > 1),
+        "duplicates": sum(len(w) - 1 for w in appliers.values()),
+        "resent_after_timeout": sum(n - 1 for n in applied.values() if n > 1),
         "applied": len(applied),
         "requests": len(log),
         "requests_by_worker": dict(Counter(e[1] for e in log)),
