@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Annotated
 
 import pytest
 
+import toolproof
 from tests.cli._run import SECRET, fill, json_lines, toolproof_cli
 
 
@@ -75,3 +77,42 @@ def test_audit_tail_export_fields(url: str, tmp_path: Path) -> None:
     (field,) = json_lines(toolproof_cli("audit", "fields", "--json", "-s", url).stdout)
     assert field["tool"] == "get_account" and field["field"] == "user" and field["count"] == 1
     assert "user" in toolproof_cli("audit", "fields", "-s", url).stdout
+
+
+def test_audit_show_prints_a_calls_records_with_the_redacted_traceback(url: str, tmp_path: Path) -> None:
+
+
+    @toolproof.tool(effect="read")
+    def get_quote(item: str, api_token: Annotated[str, toolproof.Secret]) -> int:
+        """Get the price of one item.
+
+        Args:
+            item: The item.
+            api_token: The pricing token.
+        """
+        return {"apple": 3}[item] if item == "apple" else int(f"price of {item} via {api_token}")
+
+    runner = toolproof.Runner(toolproof.Toolset([get_quote]), store=url)
+    failed, fine = (runner.call_sync("get_quote", {"item": i, "api_token": SECRET}) for i in ("pear", "apple"))
+    runner.close()
+    assert fine.ok and failed.error is not None and "Traceback" not in failed.to_json()
+
+    shown = toolproof_cli("audit", "show", failed.meta.call_id, "--json", "-s", url).stdout
+    audit, stop = json_lines(shown)
+    assert (audit["record"], stop["record"]) == ("audit", "stop") and stop["id"] == failed.meta.extra["stop_id"]
+    for row in (audit, stop):
+        assert row["call_id"] == failed.meta.call_id and row["exception_type"] == "ValueError"
+        assert row["traceback"].startswith("Traceback") and "in get_quote" in row["traceback"]
+    assert audit["at"].endswith("Z") and SECRET not in shown
+
+    text = toolproof_cli("audit", "show", failed.meta.call_id, "-s", url).stdout
+    assert "exception_type: ValueError" in text and "Traceback (most recent call last):" in text
+    assert "invalid literal for int() with base 10: 'price of pear via [REDACTED]'" in text and SECRET not in text
+    (ok,) = json_lines(toolproof_cli("audit", "show", fine.meta.call_id, "--json", "-s", url).stdout)
+    assert ok["outcome"] == "ok" and ok["traceback"] is None
+
+    missing = toolproof_cli("audit", "show", "no-such-call", "-s", url, code=1)
+    assert "no audit or stop records for call 'no-such-call'" in missing.stderr
+    nowhere = tmp_path / "nowhere" / "x.sqlite3"
+    toolproof_cli("audit", "show", failed.meta.call_id, "-s", f"sqlite:///{nowhere}", code=2)
+    assert not nowhere.parent.exists()

@@ -12,7 +12,7 @@ import pytest
 import toolproof
 from tests.pg_support import drop_schema, unique_schema, with_schema
 from toolproof.stores import MemoryStore, PostgresStore, SqliteStore, open_store
-from toolproof.stores._sql import SCHEMA_VERSION
+from toolproof.stores._sql import MIGRATIONS, SCHEMA_VERSION
 
 
 @pytest.fixture
@@ -70,8 +70,35 @@ def test_sqlite_migrations_run_once(tmp_path: Path) -> None:
         store = SqliteStore(tmp_path / "m.sqlite3")
         assert store.schema_version() == SCHEMA_VERSION
         _, rows = store._run("SELECT COUNT(*) FROM toolproof_schema")
-        assert rows[0][0] == 1
+        assert rows[0][0] == len(MIGRATIONS)
         store.close()
+
+
+def test_a_postgres_store_of_the_first_schema_is_migrated_and_keeps_its_rows(pg_dsn: str) -> None:
+    import psycopg
+
+    schema = unique_schema("tp_v1")
+    try:
+        with psycopg.connect(pg_dsn, autocommit=True) as conn:
+            conn.execute(f'CREATE SCHEMA "{schema}"')
+            conn.execute(f'SET search_path TO "{schema}"')
+            conn.execute("CREATE TABLE toolproof_schema (version INTEGER NOT NULL)")
+            version, statements = MIGRATIONS[0]
+            for statement in statements:
+                conn.execute(statement.format(real="DOUBLE PRECISION", serial="BIGSERIAL PRIMARY KEY"))
+            conn.execute("INSERT INTO toolproof_schema (version) VALUES (%s)", (version,))
+            conn.execute("INSERT INTO toolproof_stops (id, at, tool, call_id, error_class, code, message, attempts,"
+                         " effect_status, reason, extra) VALUES ('s1', 1.5, 't', 'c1', 'internal_error', 'X', 'm', 1,"
+                         " 'unknown', 'non_retryable', '{}')")
+        store = PostgresStore(with_schema(pg_dsn, schema), create=False)
+        try:
+            assert store.schema_version() == SCHEMA_VERSION
+            (kept,) = store.list_stops(call_id="c1")
+            assert kept.id == "s1" and kept.exception_type is None and kept.traceback is None
+        finally:
+            store.close()
+    finally:
+        drop_schema(pg_dsn, schema)
 
 
 def test_postgres_migrations_run_once_in_their_own_schema(pg_dsn: str) -> None:
@@ -81,7 +108,7 @@ def test_postgres_migrations_run_once_in_their_own_schema(pg_dsn: str) -> None:
             store = PostgresStore(with_schema(pg_dsn, schema), finish_synchronous_commit="on")
             assert store.schema == schema and store.schema_version() == SCHEMA_VERSION
             _, rows = store._run("SELECT COUNT(*) FROM toolproof_schema")
-            assert rows[0][0] == 1
+            assert rows[0][0] == len(MIGRATIONS)
             _, tables = store._run("SELECT table_name FROM information_schema.tables WHERE table_schema = %s"
                                    .replace("%s", "?"), (schema,))
             assert {t[0] for t in tables} >= {"toolproof_intents", "toolproof_audit", "toolproof_stops"}

@@ -19,7 +19,9 @@ def full_audit(i: int = 0, **changes: Any) -> AuditRecord:
                        schema_version="sha256:" + "a" * 64, arguments=HOSTILE, validation="failed", attempt=3,
                        latency_ms=0.000001, outcome="error", run_id="run-'; --", conversation_id="chat-\u202e",
                        principal="B-17", failing_fields=("quantity_kg", "/items/0/crop", "fi\u0301eld"),
-                       error_class="invalid_argument", code="WRONG_TYPE", idempotency_key="k" * 64)
+                       error_class="invalid_argument", code="WRONG_TYPE", idempotency_key="k" * 64,
+                       exception_type="app.errors.Boom", exception_message=HOSTILE["sql"],
+                       traceback="Traceback (most recent call last):\n  " + HOSTILE["unicode"])
     return dataclasses.replace(base, **changes)
 
 
@@ -29,7 +31,8 @@ def full_stop(i: int = 0, **changes: Any) -> StopRecord:
                       arguments=HOSTILE, error_class="outcome_unknown", code="TIMEOUT_AFTER_DISPATCH",
                       message=HOSTILE["sql"] + " " + HOSTILE["unicode"], attempts=2, effect_status="unknown",
                       reason="outcome_unknown", run_id="run-1", conversation_id="chat-1", idempotency_key="key-1",
-                      extra={"fallback_from": "x", "state": {"deep": HOSTILE["deep"], "n": HOSTILE["big_int"]}})
+                      extra={"fallback_from": "x", "state": {"deep": HOSTILE["deep"], "n": HOSTILE["big_int"]}},
+                      exception_type="TimeoutError", exception_message="", traceback="Traceback\n" + HOSTILE["sql"])
     return dataclasses.replace(base, **changes)
 
 
@@ -82,3 +85,16 @@ def test_ids_that_look_like_sql_or_differ_in_normal_form_are_kept_apart(store: S
     assert store.get_stop("' OR '1'='1") == full_stop(3, id="' OR '1'='1")
     assert store.get_stop("caf%") is None
     assert store.resolve_stop("nope", resolution="x") is None
+
+
+def test_records_of_one_call_are_found_by_its_id(store: Store) -> None:
+    store.append_audit([full_audit(0), full_audit(1), full_audit(2, call_id="call-0-'\"", attempt=4)])
+    for n in range(3):
+        store.add_stop(full_stop(n, call_id=f"call-{n % 2}"))
+    store.resolve_stop("stop-2-\"'", resolution="checked")
+    assert [r.attempt for r in store.list_audit(call_id="call-0-'\"")] == [4, 3]
+    assert store.list_audit(call_id="call-0") == [] and len(store.list_audit(call_id="%")) == 0
+    assert [s.id for s in store.list_stops(call_id="call-0")] == ["stop-2-\"'", "stop-0-\"'"]
+    assert [s.id for s in store.list_stops(call_id="call-0", resolved=False)] == ["stop-0-\"'"]
+    assert [s.id for s in store.list_stops(call_id="call-0", resolved=True)] == ["stop-2-\"'"]
+    assert len(store.list_stops(resolved=False)) == 2

@@ -15,6 +15,7 @@ import logging
 import os
 import threading
 import time
+import traceback
 from collections import deque
 from collections.abc import Callable, Iterable, Sequence
 from typing import TYPE_CHECKING, Any, Final, NamedTuple, TypeAlias
@@ -31,11 +32,76 @@ if TYPE_CHECKING:
 
 log: Final = logging.getLogger("toolproof.audit")
 stop_log: Final = logging.getLogger("toolproof.stops")
+#: A tool's own exception, one WARNING per failed attempt, with the redacted traceback (never the model's).
+tool_log: Final = logging.getLogger("toolproof.tools")
+
+#: Bounds on what a record keeps of a tool's exception (characters).
+MAX_EXCEPTION_MESSAGE: Final = 2_000
+MAX_TRACEBACK: Final = 16_000
 
 Hook: TypeAlias = Callable[[AuditRecord | StopRecord], None]
 
 
 # --- records --------------------------------------------------------------------------------------------
+
+class Failure(NamedTuple):
+    """A tool's own exception as its developer needs it: type, message and traceback, redacted and bounded."""
+
+    type: str
+    message: str
+    traceback: str
+
+
+def tool_failure(tool: Tool, ctx: CallContext, arguments: Any, exc: BaseException, error: ToolError) -> Failure | None:
+    """What the developer must see of the exception a tool raised (None for a deliberate `ToolError` without a
+    cause: its envelope says it all), logged once as a WARNING on `toolproof.tools`.
+
+    A `ToolError` raised from another exception keeps that cause: its type and message, and the traceback of
+    the whole chain. Redacted by the one redaction plus this call's secret values; bounded in size."""
+    shown = developer_exception(exc)
+    if shown is None:
+        return None
+    secrets = secrets_in(arguments, tool.secret_paths)
+    failure = Failure(
+        _type_name(shown),
+        _bounded(redact_text(_message(shown), secrets), MAX_EXCEPTION_MESSAGE),
+        _bounded(redact_text("".join(traceback.format_exception(exc)).rstrip("\n"), secrets), MAX_TRACEBACK),
+    )
+    if tool_log.isEnabledFor(logging.WARNING):
+        tool_log.warning("tool %s raised %s (call %s, attempt %d, class %s, code %s)\n%s", tool.name, failure.type,
+                         ctx.call_id, ctx.attempt, error.error_class.value, error.code, failure.traceback)
+    return failure
+
+
+def developer_exception(exc: BaseException) -> BaseException | None:
+    """The exception to show the developer: the tool's own, or the cause behind a `ToolError` it raised."""
+    if not isinstance(exc, ToolError):
+        return exc
+    if exc.__cause__ is not None:
+        return exc.__cause__
+    return None if exc.__suppress_context__ else exc.__context__
+
+
+def _type_name(exc: BaseException) -> str:
+    cls = type(exc)
+    return cls.__qualname__ if cls.__module__ == "builtins" else f"{cls.__module__}.{cls.__qualname__}"
+
+
+def _message(exc: BaseException) -> str:
+    try:
+        return str(exc)
+    except Exception:  # a broken __str__ must not hide the failure it describes
+        return f"<{_type_name(exc)}: str() failed>"
+
+
+def _bounded(text: str, limit: int) -> str:
+    """At most about `limit` characters: the head and the tail (where the raise site is), the middle cut."""
+    if len(text) <= limit:
+        return text
+    head = limit // 4
+    tail = limit - head
+    return f"{text[:head]}\n[... {len(text) - limit} characters cut ...]\n{text[-tail:]}"
+
 
 class AuditEntry(NamedTuple):
     """What the hot path queues for one attempt; the writer thread turns it into a redacted `AuditRecord`."""
@@ -49,6 +115,7 @@ class AuditEntry(NamedTuple):
     latency_s: float
     outcome: str  # "ok", "error", "invalid", "not_dispatched"
     error: ToolError | ErrorInfo | None
+    failure: Failure | None = None  # the tool's own exception (an "error" attempt only)
 
 
 def _fast_constructor(cls: type[Any]) -> Callable[..., Any]:
@@ -83,11 +150,12 @@ def _fast_constructor(cls: type[Any]) -> Callable[..., Any]:
 
 
 _new_audit_record: Final = _fast_constructor(AuditRecord)
+_NO_FAILURE: Final = (None, None, None)
 
 
 def build_audit(entry: AuditEntry) -> AuditRecord:
     """Turn a queued entry into a redacted `AuditRecord` (runs on the writer thread)."""
-    at, tool, ctx, arguments, validation, attempt, latency_s, outcome, error = entry
+    at, tool, ctx, arguments, validation, attempt, latency_s, outcome, error, failure = entry
     args = redact_arguments(tool, arguments, validated=validation != "failed")
     failing: tuple[str, ...] = ()
     if validation == "failed" and error is not None:
@@ -96,7 +164,7 @@ def build_audit(entry: AuditEntry) -> AuditRecord:
         at, ctx.call_id or "", tool.name, tool.schema_version, args, validation, attempt, latency_s * 1000.0,
         outcome, ctx.run_id, ctx.conversation_id, ctx.principal, failing,
         None if error is None else error.error_class.value, None if error is None else error.code,
-        ctx.idempotency_key,
+        ctx.idempotency_key, *(failure or _NO_FAILURE),
     )
     return record
 
@@ -127,8 +195,10 @@ def build_stop(
     reason: str,
     status: EffectStatus,
     extra: dict[str, Any] | None = None,
+    failure: Failure | None = None,
 ) -> StopRecord:
-    """A stop record for a give-up, secrets redacted from the arguments and the message."""
+    """A stop record for a give-up, secrets redacted from the arguments and the message; `failure` is the
+    tool's own exception behind it (already redacted by `tool_failure`)."""
     return StopRecord(
         id=new_stop_id(),
         at=time.time(),
@@ -145,6 +215,9 @@ def build_stop(
         conversation_id=ctx.conversation_id,
         idempotency_key=error.idempotency_key or ctx.idempotency_key,
         extra=extra or {},
+        exception_type=None if failure is None else failure.type,
+        exception_message=None if failure is None else failure.message,
+        traceback=None if failure is None else failure.traceback,
     )
 
 
@@ -250,9 +323,9 @@ class AuditWriter:
         for rec in records:
             if debug:
                 log.debug(
-                    "%s %s attempt=%d outcome=%s class=%s code=%s latency_ms=%.3f call=%s",
+                    "%s %s attempt=%d outcome=%s class=%s code=%s exception=%s latency_ms=%.3f call=%s",
                     rec.tool, rec.validation, rec.attempt, rec.outcome, rec.error_class, rec.code,
-                    rec.latency_ms, rec.call_id,
+                    rec.exception_type, rec.latency_ms, rec.call_id,
                 )
             for hook in self.hooks:
                 try:

@@ -18,7 +18,6 @@ from __future__ import annotations
 import json
 import os
 from collections.abc import Iterable, Mapping, Sequence
-from datetime import UTC, datetime
 from pathlib import Path
 from typing import Annotated, Any, Final
 
@@ -27,6 +26,7 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
+from ..contract.envelope import utc_timestamp
 from ..stores import ENV_VAR, FILE_STORE, Store, StoreNotFound, open_store, store_url
 from ..stores.base import shown_url
 
@@ -69,9 +69,7 @@ def say(message: str, *, stderr: bool = False) -> None:
 
 def timestamp(at: float | None) -> str | None:
     """RFC 3339 UTC with milliseconds, the one time format of the CLI."""
-    if at is None:
-        return None
-    return datetime.fromtimestamp(at, UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+    return None if at is None else utc_timestamp(at)
 
 
 def jsonable(row: Mapping[str, Any]) -> dict[str, Any]:
@@ -105,12 +103,14 @@ def print_record(row: Mapping[str, Any]) -> None:
         say(f"{key}: {shown}")
 
 
-def print_table(columns: Sequence[str], rows: Iterable[Sequence[Any]], *, title: str | None = None) -> None:
-    """A table whose cells are plain text (brackets in a tool's text stay brackets)."""
+def print_table(columns: Sequence[str], rows: Iterable[Sequence[Any]], *, title: str | None = None,
+                stderr: bool = False) -> None:
+    """A table whose cells are plain text (brackets in a tool's text stay brackets); on stderr when stdout
+    carries something else (a stdio server's protocol)."""
     table = Table(*columns, title=Text(title) if title else None)
     for row in rows:
         table.add_row(*(Text("" if cell is None else str(cell)) for cell in row))
-    console.print(table)
+    (err_console if stderr else console).print(table)
 
 
 def plural(count: int, one: str, many: str) -> str:

@@ -1,4 +1,5 @@
-"""`toolproof audit tail|export|fields`: the audit trail, and the per-field failure table for dashboards."""
+"""`toolproof audit tail|show|export|fields`: the audit trail, one call's records with the tool's exception, and
+the per-field failure table for dashboards."""
 
 from __future__ import annotations
 
@@ -23,11 +24,13 @@ from ._options import (
     jsonable,
     open_existing,
     print_json_lines,
+    print_record,
     print_table,
     say,
     shown_store,
     timestamp,
 )
+from .stops import stop_dict
 
 audit_app = typer.Typer(help="The audit trail: every attempt of every call.", no_args_is_help=True)
 
@@ -63,6 +66,33 @@ def tail_cmd(limit: LimitOpt = DEFAULT_LIMIT, tool: ToolOpt = None, as_json: Jso
     print_table(("at", "tool", "call", "attempt", "validation", "outcome", "class", "code", "ms"),
                 ((timestamp(r.at), r.tool, r.call_id, r.attempt, r.validation, r.outcome, r.error_class, r.code,
                   f"{r.latency_ms:.2f}") for r in records))
+
+
+@audit_app.command("show")
+def show_cmd(
+    call_id: Annotated[str, typer.Argument(help="The call id (the envelope's meta.call_id).")],
+    as_json: JsonOpt = False,
+    store: StoreOpt = None,
+) -> None:
+    """Every record of one call, oldest first: its attempts, then its stop record if it was given up on,
+    each with the tool's exception and its redacted traceback (what the model was never shown)."""
+    db = open_existing(store)
+    try:
+        attempts = list(reversed(db.list_audit(limit=_ALL, call_id=call_id)))
+        stops = list(reversed(db.list_stops(limit=_ALL, call_id=call_id)))
+    finally:
+        db.close()
+    if not attempts and not stops:
+        raise fail(f"no audit or stop records for call {call_id!r} in {shown_store(store)}", code=1)
+    rows = [{"record": "audit", **record_dict(r)} for r in attempts]
+    rows += [{"record": "stop", **stop_dict(s)} for s in stops]
+    if as_json:
+        print_json_lines(rows)
+        return
+    for n, row in enumerate(rows):
+        if n:
+            say("")
+        print_record(row)
 
 
 @audit_app.command("export")

@@ -4,14 +4,22 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
 from ..stores.base import shown_url
-from ._options import StoreOpt, chosen_store, fail, say
+from ._options import JsonOpt, StoreOpt, chosen_store, fail, print_json_lines, print_table, say
 from .serve import HostOpt, HttpOpt, PortOpt
+
+if TYPE_CHECKING:
+    from ..mcp.config import GatewayConfig
+    from ..mcp.gateway import Gateway, Treatment
+
+CheckOpt = Annotated[bool, typer.Option(
+    "--check", help="Start the upstreams, print how each tool is treated, and exit (serves nothing, opens no store).")]
 
 
 def gateway(
@@ -26,32 +34,84 @@ def gateway(
     host: HostOpt = "127.0.0.1",
     port: PortOpt = 8000,
     store: StoreOpt = None,
+    check: CheckOpt = False,
+    as_json: JsonOpt = False,
 ) -> None:
-    """Serve the tools of one or more upstream MCP servers through the whole contract."""
+    """Serve the tools of one or more upstream MCP servers through the whole contract.
+
+    At start it prints (on stderr) how every upstream tool is treated: trusted or not, the effect assumed,
+    journaled (a repeat replays the first answer) or not, retried or not."""
     from ..contract.errors import ToolError
-    from ..mcp import ConfigError, Gateway, gateway_config
+    from ..mcp import ConfigError, gateway_config
 
     try:
         cfg = gateway_config(config, upstream or [], trust=trust or [], prefix=prefix, store=store)
     except ConfigError as exc:
         raise fail(str(exc)) from None
-    # --store, else the config file's store, else $TOOLPROOF_STORE, else the file in .toolproof/
-    cfg = dataclasses.replace(cfg, store=chosen_store(cfg.store))
-    say(f"journal and audit trail: {shown_url(cfg.store or '')}", stderr=True)
-
-    async def run() -> None:
-        async with Gateway(cfg) as gw:
-            if http:
-                await gw.serve_http(host=host, port=port)
-            else:
-                await gw.serve_stdio()
-
     try:
-        asyncio.run(run())
+        if check:
+            asyncio.run(_check(cfg, as_json))
+            return
+        # --store, else the config file's store, else $TOOLPROOF_STORE, else the file in .toolproof/
+        cfg = dataclasses.replace(cfg, store=chosen_store(cfg.store))
+        say(f"journal and audit trail: {shown_url(cfg.store or '')}", stderr=True)
+        asyncio.run(_serve(cfg, http=http, host=host, port=port))
     except (ValueError, ToolError) as exc:  # DefinitionError and NameClash are ValueErrors
         raise fail(f"the gateway did not start: {exc}") from None
     except KeyboardInterrupt:  # pragma: no cover - interactive
         pass
+
+
+async def _serve(cfg: GatewayConfig, *, http: bool, host: str, port: int) -> None:
+    from ..mcp import Gateway
+
+    async with Gateway(cfg) as gw:
+        print_treatments(gw, stderr=True)
+        if http:
+            await gw.serve_http(host=host, port=port)
+        else:
+            await gw.serve_stdio()
+
+
+async def _check(cfg: GatewayConfig, as_json: bool) -> None:
+    """Start the upstreams with an in-memory store (nothing is written anywhere), print, stop."""
+    from ..mcp import Gateway
+    from ..stores import MemoryStore
+
+    async with Gateway(cfg, store=MemoryStore()) as gw:
+        if as_json:
+            print_json_lines(dataclasses.asdict(t) for t in gw.treatments())
+        else:
+            print_treatments(gw, stderr=False)
+
+
+def print_treatments(gw: Gateway, *, stderr: bool) -> None:
+    """The table of every upstream tool, and a note naming the reads that may be answered from the journal."""
+    rows = gw.treatments()
+    print_table(("tool", "upstream", "trusted", "effect", "journaled", "retried", "why"),
+                ((t.tool, t.upstream, _yes(t.trusted), f"{t.effect}, {'' if t.idempotent else 'not '}idempotent",
+                  _yes(t.journaled), _yes(t.retried), t.source) for t in rows),
+                title="how the gateway treats each upstream tool", stderr=stderr)
+    note = stale_note(rows)
+    if note:
+        say(note, stderr=stderr)
+
+
+def stale_note(rows: Sequence[Treatment]) -> str | None:
+    """Tools journaled only because their upstream is untrusted: a repeat gets the first answer, not a fresh one."""
+    assumed = [t for t in rows if t.journaled and not t.trusted and t.source != "override"]
+    if not assumed:
+        return None
+    names = ", ".join(t.tool for t in assumed)
+    upstreams = sorted({t.upstream for t in assumed})
+    return (f"note: {names}: untrusted, so treated as writes and journaled. A repeat with the same arguments in "
+            "the same conversation replays the first answer (meta.replayed_from says when it ran), even for a "
+            f"read. For fresh reads trust the upstream ({' '.join(f'--trust {u}' for u in upstreams)}) or declare "
+            f"its reads in the config ([upstreams.{upstreams[0]}.tools.TOOL] effect = \"read\").")
+
+
+def _yes(flag: bool) -> str:
+    return "yes" if flag else "no"
 
 
 def register(app: typer.Typer) -> None:

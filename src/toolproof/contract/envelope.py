@@ -9,6 +9,7 @@ import dataclasses
 import json
 from collections.abc import Mapping
 from dataclasses import dataclass, replace
+from datetime import UTC, datetime
 from functools import cache
 from typing import Any, Final
 
@@ -120,7 +121,8 @@ class ErrorInfo:
 class Meta:
     """Facts about the call: which tool, which call, which schema version, how many attempts.
 
-    `extra` carries members added by later parts of the pipeline (e.g. `fallback_from`, `stop_id`).
+    `extra` carries members added by later parts of the pipeline (e.g. `fallback_from`, `stop_id`, and on a
+    replay `replayed_from`: the original call's id and when it ran).
     """
 
     tool: str
@@ -161,6 +163,11 @@ class Meta:
         if self.extra:
             out.update(self.extra)
         return out
+
+
+def utc_timestamp(at: float) -> str:
+    """A unix time as RFC 3339 UTC with milliseconds (`2026-11-30T18:40:00.000Z`): the one time format shown."""
+    return datetime.fromtimestamp(at, UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
 
 
 @dataclass(frozen=True, init=False)
@@ -278,6 +285,17 @@ def envelope_schema(result_schema: Mapping[str, Any] | None = None) -> dict[str,
             "attempts": {"type": "integer", "minimum": 0, "description": "Dispatch attempts made."},
             "idempotency_key": nullable_str,
             "replayed": {"type": "boolean", "description": "True when a stored result was replayed."},
+            "replayed_from": {
+                "type": "object",
+                "description": "On a replay: the call that ran, and when. The result is as of then, not fresh.",
+                "properties": {
+                    "call_id": {**nullable_str, "description": "The call that ran (null if not recorded)."},
+                    "at": {"type": "string", "format": "date-time",
+                           "description": "When it ran, RFC 3339 UTC."},
+                },
+                "required": ["call_id", "at"],
+                "additionalProperties": False,
+            },
         },
         "required": ["tool", "call_id"],
         "additionalProperties": True,

@@ -30,7 +30,7 @@ from typing import Any, Final, Literal
 
 from ..contract.classify import UNKNOWN_HINT, failed_after_dispatch
 from ..contract.context import CallContext, new_call_id
-from ..contract.envelope import Envelope, Meta
+from ..contract.envelope import Envelope, Meta, utc_timestamp
 from ..contract.errors import (
     Conflict,
     ErrorClass,
@@ -354,10 +354,12 @@ def stored_outcome(envelope: Envelope, secrets: list[str]) -> dict[str, Any]:
 
 
 def replay_envelope(found: Intent, tool: Tool, call_id: str) -> Envelope:
-    """The stored envelope of a finished intent, under this call's id, marked as replayed."""
+    """The stored envelope of a finished intent, under this call's id, marked as replayed, with the call that
+    ran and when (`replayed_from`), so no one takes a stored answer for a fresh one."""
     stored = dict(found.outcome or {"ok": True, "result": None})
     stored.pop("attempts", None)
-    meta = Meta(tool.name, call_id, tool.schema_version, 0, idempotency_key=found.key, replayed=True)
+    original = {"replayed_from": {"call_id": found.call_id, "at": utc_timestamp(found.created_at)}}
+    meta = Meta(tool.name, call_id, tool.schema_version, 0, idempotency_key=found.key, replayed=True, extra=original)
     return Envelope.from_dict({**stored, "meta": meta.to_dict()})
 
 

@@ -8,17 +8,59 @@ per-upstream breakers (keyed on `Tool.upstream`) apply to every call.
 from __future__ import annotations
 
 import asyncio
+from dataclasses import dataclass
 from typing import Any
 
+import mcp_types as types
 from mcp.server.lowlevel.server import Server
 
 from ..catalog.toolset import Toolset
+from ..contract.errors import ErrorClass
+from ..contract.tool import Effect, Tool
+from ..orchestration.policy import RetryPolicy, decide_retry
 from ..pipeline.runner import Runner
 from ..stores import Store, open_store
 from .client import build_tools, load_upstream
 from .config import GatewayConfig
 from .connection import UpstreamConnection
 from .server import create_server, serve_http, serve_stdio
+from .trust import Source, derive_policy
+
+
+@dataclass(frozen=True, slots=True)
+class Treatment:
+    """How the gateway treats one upstream tool, and why: the table `toolproof gateway` prints at start.
+
+    `journaled`: a write; a repeat with the same arguments in the same conversation is answered from the
+    journal (`meta.replayed_from`), so an untrusted read gives the first answer again, not a fresh one.
+    `retried`: a transient failure is retried automatically (reads and idempotent low-risk writes only)."""
+
+    tool: str
+    upstream: str
+    remote: str
+    trusted: bool
+    effect: Effect
+    idempotent: bool
+    journaled: bool
+    retried: bool
+    source: Source
+
+
+def treatment(conn: UpstreamConnection, remote: types.Tool, tool_name: str, runner: Runner) -> Treatment:
+    """The treatment of one upstream tool, from the same trust rule and retry rule the calls go through."""
+    up = conn.upstream
+    policy = derive_policy(remote.annotations, trusted=up.trusted, override=up.override_for(remote.name),
+                           default_timeout_s=up.timeout_s)
+    tool = runner.toolset.get(tool_name)
+    return Treatment(tool_name, up.name, remote.name, up.trusted, tool.effect, tool.idempotent,
+                     journaled=tool.effect == "write", retried=retries_transient(runner.retry, tool),
+                     source=policy.source)
+
+
+def retries_transient(policy: RetryPolicy, tool: Tool) -> bool:
+    """Whether a first transient failure of this tool would be retried (asked of `decide_retry` itself)."""
+    return decide_retry(policy, error_class=ErrorClass.TRANSIENT_UPSTREAM, attempts=1, now=0.0, effect=tool.effect,
+                        idempotent=tool.idempotent, risk=tool.risk).retry
 
 
 class Gateway:
@@ -34,6 +76,7 @@ class Gateway:
         self._runner_options = runner_options
         self.connections = tuple(UpstreamConnection(up) for up in config.upstreams)
         self._runner: Runner | None = None
+        self._remotes: list[tuple[UpstreamConnection, types.Tool, str]] = []  # (upstream, its tool, our name)
 
     @property
     def runner(self) -> Runner:
@@ -53,12 +96,20 @@ class Gateway:
             tools = build_tools(list(zip(self.connections, loaded, strict=True)), self.config.naming)
             toolset = Toolset(tools)
             self._runner = Runner(toolset, store=store, **self._runner_options)
+            # build_tools keeps the order of the upstreams and of their tools
+            remotes = [(conn, remote) for conn, listed in zip(self.connections, loaded, strict=True)
+                       for remote in listed]
+            self._remotes = [(conn, remote, t.name) for (conn, remote), t in zip(remotes, tools, strict=True)]
         except BaseException:
             await self.aclose()
             if self._runner is None:
                 store.close()
             raise
         return toolset
+
+    def treatments(self) -> list[Treatment]:
+        """How every upstream tool is treated (trusted, effect, journaled, retried), in upstream order."""
+        return [treatment(conn, remote, name, self.runner) for conn, remote, name in self._remotes]
 
     def create_server(self) -> Server[Any]:
         return create_server(self.runner, name=self.config.name)

@@ -16,7 +16,7 @@ from collections.abc import Callable
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any, Final, TypeAlias
 
-from ..audit.trail import AuditEntry, build_stop, effect_status, log_stop, stop_log
+from ..audit.trail import AuditEntry, build_stop, effect_status, log_stop, stop_log, tool_failure
 from ..contract.classify import classify_exception, failed_after_dispatch, may_have_happened
 from ..contract.envelope import Envelope, ErrorInfo, Meta
 from ..contract.errors import (
@@ -192,6 +192,7 @@ def conclude(rt: Runner, s: CallState, outcome: Outcome) -> Envelope | None:
     if may_have_happened(error, effect=tool.effect, idempotent=tool.idempotent):
         error = failed_after_dispatch(error, idempotency_key=error.idempotency_key or s.context.idempotency_key)
     s.error = error
+    s.failure = None if outcome.error is None else tool_failure(tool, s.context, s.arguments, outcome.error, error)
     audit(rt, s, "error", error)
     return None
 
@@ -348,7 +349,7 @@ def give_up(rt: Runner, s: CallState, info: ErrorInfo, reason: str) -> Steps:
     # A stop decided on local state while the fleet's shared store was away says so, in the record and the meta.
     degraded = {"shared_state": "unreachable"} if rt.shared_state.degraded else None
     stop = build_stop(tool, s.context, s.arguments, info, attempts=attempts, reason=str(reason), status=status,
-                      extra=degraded)
+                      extra=degraded, failure=s.failure)
     yield Io(lambda: write_stop(rt, stop))
     extra = {"stop_id": stop.id, "stop_reason": stop.reason, **(degraded or {})}
     return Envelope.failure(info, Meta(tool.name, s.context.call_id or "", tool.schema_version, attempts,
@@ -374,7 +375,8 @@ def audit(
     writer = rt.writer
     if writer is not None:
         writer.submit(AuditEntry(time.time(), s.tool, s.context, s.arguments, s.validation,
-                                 s.attempts if attempt is None else attempt, s.elapsed_s, outcome, error))
+                                 s.attempts if attempt is None else attempt, s.elapsed_s, outcome, error,
+                                 s.failure if outcome == "error" else None))
 
 
 def journal_claim(rt: Runner, intent: Intent) -> Generator[Effect, Any, Claim]:

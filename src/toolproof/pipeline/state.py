@@ -6,6 +6,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from ..audit.trail import Failure
 from ..contract.context import EMPTY_MAPPING, CallContext
 from ..contract.envelope import Envelope
 from ..contract.errors import ToolError
@@ -48,6 +49,7 @@ class CallState:
     elapsed_s: float = 0.0  # the last attempt's (or the failed validation's) latency
     result: Any = None
     error: ToolError | None = None  # the last attempt's classified error
+    failure: Failure | None = None  # the exception the last failed attempt raised, for its developer
 
     # The envelope the dispatch stages settled on (settle records it in the journal).
     envelope: Envelope | None = None

@@ -84,6 +84,15 @@ MIGRATIONS: Final[tuple[tuple[int, tuple[str, ...]], ...]] = (
         "CREATE INDEX IF NOT EXISTS toolproof_stops_at ON toolproof_stops (at)",
         "CREATE INDEX IF NOT EXISTS toolproof_stops_key ON toolproof_stops (idempotency_key)",
     )),
+    # A tool's own exception (type, message, traceback; redacted, bounded) for its developer. `audit show`
+    # finds a call's stops by index; its audit rows by a scan (no index slows the hot writer for a
+    # maintenance command).
+    (2, (
+        *(f"ALTER TABLE {table} ADD COLUMN {column} TEXT"
+          for table in ("toolproof_audit", "toolproof_stops")
+          for column in ("exception_type", "exception_message", "traceback")),
+        "CREATE INDEX IF NOT EXISTS toolproof_stops_call ON toolproof_stops (call_id)",
+    )),
 )
 SCHEMA_VERSION: Final = MIGRATIONS[-1][0]
 
@@ -93,11 +102,12 @@ INTENT_COLUMNS: Final = (
 )
 AUDIT_COLUMNS: Final = (
     "at, call_id, tool, schema_version, arguments, validation, attempt, latency_ms, outcome, run_id,"
-    " conversation_id, principal, failing_fields, error_class, code, idempotency_key"
+    " conversation_id, principal, failing_fields, error_class, code, idempotency_key, exception_type,"
+    " exception_message, traceback"
 )
 STOP_COLUMNS: Final = (
     "id, at, tool, call_id, arguments, error_class, code, message, attempts, effect_status, reason, run_id,"
-    " conversation_id, idempotency_key, resolved_at, resolution, extra"
+    " conversation_id, idempotency_key, resolved_at, resolution, extra, exception_type, exception_message, traceback"
 )
 
 SQL_CLAIM: Final = (
@@ -154,7 +164,7 @@ def intent_from_row(row: Sequence[Any]) -> Intent:
 def audit_params(r: AuditRecord) -> tuple[Any, ...]:
     return (r.at, r.call_id, r.tool, r.schema_version, dumps(r.arguments), r.validation, r.attempt, r.latency_ms,
             r.outcome, r.run_id, r.conversation_id, r.principal, dumps(list(r.failing_fields)), r.error_class,
-            r.code, r.idempotency_key)
+            r.code, r.idempotency_key, r.exception_type, r.exception_message, r.traceback)
 
 
 def audit_from_row(row: Sequence[Any]) -> AuditRecord:
@@ -162,13 +172,14 @@ def audit_from_row(row: Sequence[Any]) -> AuditRecord:
                        validation=row[5], attempt=int(row[6]), latency_ms=float(row[7]), outcome=row[8],
                        run_id=row[9], conversation_id=row[10], principal=row[11],
                        failing_fields=tuple(loads(row[12]) or ()), error_class=row[13], code=row[14],
-                       idempotency_key=row[15])
+                       idempotency_key=row[15], exception_type=row[16], exception_message=row[17],
+                       traceback=row[18])
 
 
 def stop_params(s: StopRecord) -> tuple[Any, ...]:
     return (s.id, s.at, s.tool, s.call_id, dumps(s.arguments), s.error_class, s.code, s.message, s.attempts,
             s.effect_status, s.reason, s.run_id, s.conversation_id, s.idempotency_key, s.resolved_at, s.resolution,
-            dumps(s.extra))
+            dumps(s.extra), s.exception_type, s.exception_message, s.traceback)
 
 
 def stop_from_row(row: Sequence[Any]) -> StopRecord:
@@ -176,7 +187,8 @@ def stop_from_row(row: Sequence[Any]) -> StopRecord:
                       error_class=row[5], code=row[6], message=row[7], attempts=int(row[8]), effect_status=row[9],
                       reason=row[10], run_id=row[11], conversation_id=row[12], idempotency_key=row[13],
                       resolved_at=None if row[14] is None else float(row[14]), resolution=row[15],
-                      extra=loads(row[16]) or {})
+                      extra=loads(row[16]) or {}, exception_type=row[17], exception_message=row[18],
+                      traceback=row[19])
 
 
 class SqlStore(Store):
@@ -197,11 +209,13 @@ class SqlStore(Store):
     # --- audit ----------------------------------------------------------------------------------------------
     def append_audit(self, records: Sequence[AuditRecord]) -> None:
         if records:
-            self._run_many(f"INSERT INTO toolproof_audit ({AUDIT_COLUMNS}) VALUES ({_marks(16)})",
+            self._run_many(f"INSERT INTO toolproof_audit ({AUDIT_COLUMNS}) VALUES ({_marks(19)})",
                            [audit_params(r) for r in records])
 
-    def list_audit(self, *, limit: int = 100, tool: str | None = None) -> list[AuditRecord]:
-        where, params = ("WHERE tool = ?", (tool,)) if tool is not None else ("", ())
+    def list_audit(
+        self, *, limit: int = 100, tool: str | None = None, call_id: str | None = None
+    ) -> list[AuditRecord]:
+        where, params = _where(tool=tool, call_id=call_id)
         _, rows = self._run(f"SELECT {AUDIT_COLUMNS} FROM toolproof_audit {where} ORDER BY id DESC LIMIT ?",
                             (*params, limit))
         return [audit_from_row(r) for r in rows]
@@ -219,13 +233,17 @@ class SqlStore(Store):
     def add_stop(self, stop: StopRecord) -> None:
         cols = STOP_COLUMNS.replace("id, ", "", 1)
         sets = ", ".join(f"{c.strip()} = excluded.{c.strip()}" for c in cols.split(","))
-        self._run(f"INSERT INTO toolproof_stops ({STOP_COLUMNS}) VALUES ({_marks(17)})"
+        self._run(f"INSERT INTO toolproof_stops ({STOP_COLUMNS}) VALUES ({_marks(20)})"
                   f" ON CONFLICT (id) DO UPDATE SET {sets}", stop_params(stop))
 
-    def list_stops(self, *, resolved: bool | None = None, limit: int = 100) -> list[StopRecord]:
-        where = "" if resolved is None else (
-            "WHERE resolved_at IS NOT NULL" if resolved else "WHERE resolved_at IS NULL")
-        _, rows = self._run(f"SELECT {STOP_COLUMNS} FROM toolproof_stops {where} ORDER BY at DESC LIMIT ?", (limit,))
+    def list_stops(
+        self, *, resolved: bool | None = None, limit: int = 100, call_id: str | None = None
+    ) -> list[StopRecord]:
+        where, params = _where(call_id=call_id)
+        if resolved is not None:
+            where += (" AND " if where else "WHERE ") + f"resolved_at IS {'NOT ' if resolved else ''}NULL"
+        _, rows = self._run(f"SELECT {STOP_COLUMNS} FROM toolproof_stops {where} ORDER BY at DESC LIMIT ?",
+                            (*params, limit))
         return [stop_from_row(r) for r in rows]
 
     def get_stop(self, stop_id: str) -> StopRecord | None:
@@ -303,3 +321,11 @@ class SqlStore(Store):
 
 def _marks(n: int) -> str:
     return ", ".join("?" * n)
+
+
+def _where(**equal: str | None) -> tuple[str, tuple[str, ...]]:
+    """`WHERE a = ? AND b = ?` for the given columns that are not None, and their values."""
+    given = {column: value for column, value in equal.items() if value is not None}
+    if not given:
+        return "", ()
+    return "WHERE " + " AND ".join(f"{column} = ?" for column in given), tuple(given.values())

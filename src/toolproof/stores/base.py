@@ -44,8 +44,10 @@ class Store(ABC):
         """Append a batch of audit records (called from a background writer, not per call)."""
 
     @abstractmethod
-    def list_audit(self, *, limit: int = 100, tool: str | None = None) -> list[AuditRecord]:
-        """The newest records first."""
+    def list_audit(
+        self, *, limit: int = 100, tool: str | None = None, call_id: str | None = None
+    ) -> list[AuditRecord]:
+        """The newest records first; `tool` and `call_id` filter when given."""
 
     @abstractmethod
     def field_failures(self) -> list[tuple[str, str, str | None, int]]:
@@ -56,8 +58,10 @@ class Store(ABC):
     def add_stop(self, stop: StopRecord) -> None: ...
 
     @abstractmethod
-    def list_stops(self, *, resolved: bool | None = None, limit: int = 100) -> list[StopRecord]:
-        """The newest stops first; `resolved` filters when given."""
+    def list_stops(
+        self, *, resolved: bool | None = None, limit: int = 100, call_id: str | None = None
+    ) -> list[StopRecord]:
+        """The newest stops first; `resolved` and `call_id` filter when given."""
 
     @abstractmethod
     def get_stop(self, stop_id: str) -> StopRecord | None: ...

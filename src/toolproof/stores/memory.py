@@ -30,11 +30,13 @@ class MemoryStore(Store):
         with self._lock:
             self._audit.extend(records)
 
-    def list_audit(self, *, limit: int = 100, tool: str | None = None) -> list[AuditRecord]:
+    def list_audit(
+        self, *, limit: int = 100, tool: str | None = None, call_id: str | None = None
+    ) -> list[AuditRecord]:
         with self._lock:
             rows = []
             for r in reversed(self._audit):
-                if tool is None or r.tool == tool:
+                if (tool is None or r.tool == tool) and (call_id is None or r.call_id == call_id):
                     rows.append(r)
                     if len(rows) >= limit:
                         break
@@ -53,11 +55,13 @@ class MemoryStore(Store):
         with self._lock:
             self._stops[stop.id] = stop
 
-    def list_stops(self, *, resolved: bool | None = None, limit: int = 100) -> list[StopRecord]:
+    def list_stops(
+        self, *, resolved: bool | None = None, limit: int = 100, call_id: str | None = None
+    ) -> list[StopRecord]:
         with self._lock:
             stops = sorted(self._stops.values(), key=lambda s: s.at, reverse=True)
-        if resolved is not None:
-            stops = [s for s in stops if (s.resolved_at is not None) == resolved]
+        stops = [s for s in stops if (resolved is None or (s.resolved_at is not None) == resolved)
+                 and (call_id is None or s.call_id == call_id)]
         return stops[:limit]
 
     def get_stop(self, stop_id: str) -> StopRecord | None:

@@ -32,6 +32,10 @@ class AuditRecord:
     error_class: str | None = None
     code: str | None = None
     idempotency_key: str | None = None
+    # The tool's own exception, for its developer (never for the model): redacted and bounded.
+    exception_type: str | None = None
+    exception_message: str | None = None
+    traceback: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -55,3 +59,7 @@ class StopRecord:
     resolved_at: float | None = None
     resolution: str | None = None
     extra: dict[str, Any] = field(default_factory=dict)
+    # The tool's own exception behind the give-up, when there was one (as on `AuditRecord`).
+    exception_type: str | None = None
+    exception_message: str | None = None
+    traceback: str | None = None
