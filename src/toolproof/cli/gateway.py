@@ -11,7 +11,16 @@ import typer
 
 from ..stores.base import shown_url
 from ._options import StoreOpt, chosen_store, fail, say
-from .serve import HostOpt, HttpOpt, PortOpt
+from .serve import (
+    AllowHostOpt,
+    HostOpt,
+    HttpOpt,
+    PortOpt,
+    TokensEnvOpt,
+    TokensFileOpt,
+    check_http_bind,
+    http_auth,
+)
 
 
 def gateway(
@@ -26,10 +35,16 @@ def gateway(
     host: HostOpt = "127.0.0.1",
     port: PortOpt = 8000,
     store: StoreOpt = None,
+    tokens_file: TokensFileOpt = None,
+    tokens_env: TokensEnvOpt = None,
+    allow_host: AllowHostOpt = None,
 ) -> None:
     """Serve the tools of one or more upstream MCP servers through the whole contract."""
     from ..contract.errors import ToolError
     from ..mcp import ConfigError, Gateway, gateway_config
+
+    auth = http_auth(tokens_file, tokens_env)
+    check_http_bind(http, host, auth)
 
     try:
         cfg = gateway_config(config, upstream or [], trust=trust or [], prefix=prefix, store=store)
@@ -42,7 +57,7 @@ def gateway(
     async def run() -> None:
         async with Gateway(cfg) as gw:
             if http:
-                await gw.serve_http(host=host, port=port)
+                await gw.serve_http(host=host, port=port, auth=auth, allowed_hosts=allow_host or ())
             else:
                 await gw.serve_stdio()
 

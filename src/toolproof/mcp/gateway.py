@@ -8,7 +8,8 @@ per-upstream breakers (keyed on `Tool.upstream`) apply to every call.
 from __future__ import annotations
 
 import asyncio
-from typing import Any
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
 
 from mcp.server.lowlevel.server import Server
 
@@ -19,6 +20,9 @@ from .client import build_tools, load_upstream
 from .config import GatewayConfig
 from .connection import UpstreamConnection
 from .server import create_server, serve_http, serve_stdio
+
+if TYPE_CHECKING:
+    from .auth import HttpAuth
 
 
 class Gateway:
@@ -66,8 +70,13 @@ class Gateway:
     async def serve_stdio(self) -> None:
         await serve_stdio(self.runner, name=self.config.name)
 
-    async def serve_http(self, *, host: str = "127.0.0.1", port: int = 8000) -> None:
-        await serve_http(self.runner, host=host, port=port, name=self.config.name)
+    async def serve_http(
+        self, *, host: str = "127.0.0.1", port: int = 8000, auth: HttpAuth | None = None,
+        allowed_hosts: Sequence[str] = (),
+    ) -> None:
+        """Streamable HTTP; a non-loopback `host` needs `auth` (see `serve_http`)."""
+        await serve_http(self.runner, host=host, port=port, name=self.config.name, auth=auth,
+                         allowed_hosts=allowed_hosts)
 
     async def aclose(self) -> None:
         await asyncio.gather(*(c.aclose() for c in self.connections), return_exceptions=True)
