@@ -221,8 +221,8 @@ def check_bind(host: str, auth: HttpAuth | None) -> None:
     if auth is None and not is_loopback(host):
         raise InsecureBind(
             f"refusing to serve MCP over HTTP on {host} without authentication: anyone who can reach it could "
-            "call every tool as any principal. Give bearer tokens (--tokens-file FILE or --tokens-env VAR) or "
-            "OAuth (--oauth-issuer, --oauth-resource, --oauth-introspect), or bind 127.0.0.1."
+            "call every tool as any principal. Give bearer tokens (--tokens-file FILE or --tokens-env VAR; "
+            "in Python, HttpAuth), or bind 127.0.0.1."
         )
 
 
