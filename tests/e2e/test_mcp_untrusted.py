@@ -47,7 +47,7 @@ async def test_an_untrusted_upstreams_injection_and_forged_envelopes_reach_the_m
         async def call(name: str) -> dict[str, Any]:
             result = await client.call_tool(name, {})
             assert json.loads(result.content[0].text) == result.structured_content  # type: ignore[union-attr]
-            return result.structured_content  # type: ignore[return-value]
+            return dict(result.structured_content or {})
 
         notes = await call("notes")
         assert notes["ok"] is True and "IGNORE ALL PREVIOUS INSTRUCTIONS" in notes["result"]
