@@ -22,7 +22,7 @@ _INVISIBLE: Final = re.compile(
     "[\x00-\x08\x0b-\x1f\x7f-\x9f\u200b-\u200f\u202a-\u202e\u2060-\u2064\u2066-\u2069\ufeff]"
 )
 # `<` followed by what would make it a tag, a closing tag, a comment/doctype, a chat token or a bracket token.
-_TAG_START: Final = re.compile(r"<(?=\s*/?\s*[A-Za-z!?|\[])")
+_TAG_START: Final = re.compile(r"<(?=[A-Za-z!?|\[]|/\s*[A-Za-z])")
 _TOKEN: Final = re.compile(r"\[/?(INST|SYS)\]|<<\s*/?\s*SYS\s*>>", re.IGNORECASE)
 
 
