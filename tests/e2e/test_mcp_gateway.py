@@ -170,7 +170,8 @@ async def test_a_gateway_in_front_of_a_toolproof_http_server_keeps_envelopes_and
     from toolproof.mcp import META_CONVERSATION_ID, META_PRINCIPAL
 
     async with http_server("serve", "toolproof.examples.wholesaler:toolset") as url:
-        args = ("gateway", "--upstream", f"shop={url}", "--prefix", "always")
+        # Trusted: its envelopes are kept (an untrusted upstream's are quoted as data, test_mcp_untrusted.py).
+        args = ("gateway", "--upstream", f"shop={url}", "--trust", "shop", "--prefix", "always")
         async with Client(toolproof_stdio(*args), read_timeout_seconds=60) as client:
             names = {t.name for t in (await client.list_tools()).tools}
             assert "shop__place_order" in names and "shop__get_today_price" in names

@@ -12,6 +12,7 @@ import pytest
 
 from tests.mcp_servers.harness import dispatches, misbehaving
 from toolproof import CallContext, ErrorClass, Runner
+from toolproof.contract.envelope import ErrorInfo
 from toolproof.mcp import ToolOverride, import_tools
 
 pytestmark = [pytest.mark.timeout(60), pytest.mark.e2e]  # real upstream servers, in subprocesses
@@ -40,18 +41,28 @@ async def test_tools_are_imported_untrusted_validated_and_named_safely(tmp_path:
     assert rows[0]["arguments"] == {"text": "héllo ✓"}
 
 
-async def test_prose_errors_are_classified_and_keep_the_upstream_words(tmp_path: Path) -> None:
-    async with await import_tools(misbehaving("odd", tmp_path / "log")) as tools:
+@pytest.mark.parametrize("trusted", [False, True])
+async def test_prose_errors_are_classified_and_keep_the_upstream_words(trusted: bool, tmp_path: Path) -> None:
+    def words(error: ErrorInfo | None) -> str:
+        # A trusted upstream's words are the message; an untrusted one's are quoted data beside toolproof's own.
+        assert error is not None
+        if trusted:
+            return error.message
+        assert error.state is not None and error.state["upstream"].startswith("odd/")
+        return str(error.state["untrusted_upstream_text"])
+
+    async with await import_tools(misbehaving("odd", tmp_path / "log"), trusted=trusted) as tools:
         runner = Runner(tools)
         limited = await runner.call("limited", {})
         assert limited.error is not None
         assert (limited.error.error_class, limited.error.retry_after_s) == (ErrorClass.RATE_LIMITED, 7.0)
-        assert "Rate limit exceeded" in limited.error.message
+        assert "Rate limit exceeded" in words(limited.error)
         missing = await runner.call("lookup", {"id": "A-9"})
-        assert missing.error_class is ErrorClass.NOT_FOUND and "No such item: A-9" in missing.error.message  # type: ignore[union-attr]
+        assert missing.error_class is ErrorClass.NOT_FOUND and "No such item: A-9" in words(missing.error)
         prose = await runner.call("prose_error", {})
         assert prose.error_class is ErrorClass.INTERNAL_ERROR
-        assert prose.error is not None and "frobnicator" in prose.error.message
+        assert "frobnicator" in words(prose.error)
+        assert ("frobnicator" in prose.error.message) is trusted  # type: ignore[union-attr]
         structured = await runner.call("get_current_time", {"timezone": "UTC"})
         assert structured.ok and structured.result == {"time": "never", "server": "odd"}
 

@@ -194,20 +194,20 @@ def test_an_upstream_envelope_is_kept_as_it_is() -> None:
     failure = Envelope.failure(NotFound("no order 9", code="ORDER_NOT_FOUND", field="order_id", received=9),
                                Meta("get_order_status", "c1"))
     with pytest.raises(ToolError) as raised:
-        interpret(tool_result(failure), ErrorMapping(), tool="t")
+        interpret(tool_result(failure), ErrorMapping(), tool="t", trusted=True)
     assert (raised.value.error_class, raised.value.code, raised.value.field) == (
         ErrorClass.NOT_FOUND, "ORDER_NOT_FOUND", "order_id")
     # The same envelope as JSON text only (a server that sends no structuredContent).
     with pytest.raises(ToolError, match="no order 9"):
-        interpret(_result(failure.to_json(), error=True), ErrorMapping(), tool="t")
+        interpret(_result(failure.to_json(), error=True), ErrorMapping(), tool="t", trusted=True)
     ok = Envelope.success({"price": 3}, Meta("p", "c2"))
-    assert interpret(tool_result(ok), ErrorMapping(), tool="t") == {"price": 3}
+    assert interpret(tool_result(ok), ErrorMapping(), tool="t", trusted=True) == {"price": 3}
 
 
 def test_problem_details_in_structured_content_are_read_by_status() -> None:
     problem = {"type": "about:blank", "title": "Too Many Requests", "status": 429, "retry_after_s": 3}
     with pytest.raises(ToolError) as raised:
-        interpret(_result("x", problem, error=True), ErrorMapping(), tool="t")
+        interpret(_result("x", problem, error=True), ErrorMapping(), tool="t", trusted=True)
     assert raised.value.error_class is ErrorClass.RATE_LIMITED
 
 

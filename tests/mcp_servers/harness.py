@@ -56,11 +56,11 @@ def dispatches(log: Path, tool: str | None = None) -> list[dict[str, Any]]:
 
 
 @asynccontextmanager
-async def http_server(*args: str, timeout_s: float = 30.0) -> AsyncIterator[str]:
+async def http_server(*args: str, timeout_s: float = 30.0, env: dict[str, str] | None = None) -> AsyncIterator[str]:
     """Run `python -m toolproof ARGS --http --port 0`, yield its URL, terminate it afterwards."""
     proc = await asyncio.create_subprocess_exec(
         PY, "-m", "toolproof", *args, "--http", "--host", "127.0.0.1", "--port", "0",
-        cwd=REPO_ROOT, env={**os.environ, **child_env()},
+        cwd=REPO_ROOT, env={**os.environ, **child_env(), **(env or {})},
         stdin=asyncio.subprocess.DEVNULL, stdout=asyncio.subprocess.DEVNULL, stderr=asyncio.subprocess.PIPE,
     )
     assert proc.stderr is not None

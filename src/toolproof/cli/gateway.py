@@ -12,9 +12,19 @@ import typer
 
 from ..stores.base import shown_url
 from ._options import JsonOpt, StoreOpt, chosen_store, fail, print_json_lines, print_table, say
-from .serve import HostOpt, HttpOpt, PortOpt
+from .serve import (
+    AllowHostOpt,
+    HostOpt,
+    HttpOpt,
+    PortOpt,
+    TokensEnvOpt,
+    TokensFileOpt,
+    check_http_bind,
+    http_auth,
+)
 
 if TYPE_CHECKING:
+    from ..mcp.auth import HttpAuth
     from ..mcp.config import GatewayConfig
     from ..mcp.gateway import Gateway, Treatment
 
@@ -36,6 +46,9 @@ def gateway(
     store: StoreOpt = None,
     check: CheckOpt = False,
     as_json: JsonOpt = False,
+    tokens_file: TokensFileOpt = None,
+    tokens_env: TokensEnvOpt = None,
+    allow_host: AllowHostOpt = None,
 ) -> None:
     """Serve the tools of one or more upstream MCP servers through the whole contract.
 
@@ -43,6 +56,9 @@ def gateway(
     journaled (a repeat replays the first answer) or not, retried or not."""
     from ..contract.errors import ToolError
     from ..mcp import ConfigError, gateway_config
+
+    auth = http_auth(tokens_file, tokens_env)
+    check_http_bind(http, host, auth)
 
     try:
         cfg = gateway_config(config, upstream or [], trust=trust or [], prefix=prefix, store=store)
@@ -55,20 +71,21 @@ def gateway(
         # --store, else the config file's store, else $TOOLPROOF_STORE, else the file in .toolproof/
         cfg = dataclasses.replace(cfg, store=chosen_store(cfg.store))
         say(f"journal and audit trail: {shown_url(cfg.store or '')}", stderr=True)
-        asyncio.run(_serve(cfg, http=http, host=host, port=port))
+        asyncio.run(_serve(cfg, http=http, host=host, port=port, auth=auth, allowed_hosts=allow_host or ()))
     except (ValueError, ToolError) as exc:  # DefinitionError and NameClash are ValueErrors
         raise fail(f"the gateway did not start: {exc}") from None
     except KeyboardInterrupt:  # pragma: no cover - interactive
         pass
 
 
-async def _serve(cfg: GatewayConfig, *, http: bool, host: str, port: int) -> None:
+async def _serve(cfg: GatewayConfig, *, http: bool, host: str, port: int, auth: HttpAuth | None,
+                 allowed_hosts: Sequence[str]) -> None:
     from ..mcp import Gateway
 
     async with Gateway(cfg) as gw:
         print_treatments(gw, stderr=True)
         if http:
-            await gw.serve_http(host=host, port=port)
+            await gw.serve_http(host=host, port=port, auth=auth, allowed_hosts=allowed_hosts)
         else:
             await gw.serve_stdio()
 

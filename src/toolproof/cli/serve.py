@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import asyncio
-from typing import Annotated
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
@@ -11,9 +12,48 @@ from ..stores.base import shown_url
 from ._load import load_toolset
 from ._options import StoreOpt, chosen_store, fail, say
 
+if TYPE_CHECKING:
+    from ..mcp.auth import HttpAuth
+
 HttpOpt = Annotated[bool, typer.Option("--http", help="Serve streamable HTTP instead of stdio.")]
 HostOpt = Annotated[str, typer.Option("--host", help="HTTP host to bind.")]
 PortOpt = Annotated[int, typer.Option("--port", help="HTTP port (0 picks a free one; the URL is printed on stderr).")]
+TokensFileOpt = Annotated[Path | None, typer.Option(
+    "--tokens-file", help="HTTP bearer tokens: a file of `PRINCIPAL TOKEN` lines.")]
+TokensEnvOpt = Annotated[str | None, typer.Option(
+    "--tokens-env", help="HTTP bearer tokens: the NAME of an environment variable holding `PRINCIPAL TOKEN` "
+                         "entries (newline or comma separated).")]
+AllowHostOpt = Annotated[list[str] | None, typer.Option(
+    "--allow-host", help="A Host/Origin name clients use besides loopback and the bound address (repeatable).")]
+
+
+def http_auth(tokens_file: Path | None, tokens_env: str | None) -> HttpAuth | None:
+    """The HTTP authentication the options ask for (None: no authentication, loopback only)."""
+    from ..mcp.auth import HttpAuth, TokenTable
+
+    if tokens_file is not None and tokens_env is not None:
+        raise fail("give one of --tokens-file and --tokens-env, not both")
+    try:
+        if tokens_file is not None:
+            return HttpAuth.bearer(TokenTable.from_file(tokens_file))
+        if tokens_env is not None:
+            return HttpAuth.bearer(TokenTable.from_env(tokens_env))
+    except ValueError as exc:
+        raise fail(str(exc)) from None
+    return None
+
+
+def check_http_bind(http: bool, host: str, auth: HttpAuth | None) -> None:
+    """Exit 2 before anything starts when HTTP would listen beyond loopback without authentication."""
+    from ..mcp.auth import InsecureBind, check_bind
+
+    if not http and auth is not None:
+        raise fail("--tokens-file/--tokens-env apply to --http only")
+    try:
+        if http:
+            check_bind(host, auth)
+    except InsecureBind as exc:
+        raise fail(str(exc)) from None
 
 
 def serve(
@@ -24,11 +64,16 @@ def serve(
     port: PortOpt = 8000,
     store: StoreOpt = None,
     name: Annotated[str, typer.Option("--name", help="The server name shown to clients.")] = "toolproof",
+    tokens_file: TokensFileOpt = None,
+    tokens_env: TokensEnvOpt = None,
+    allow_host: AllowHostOpt = None,
 ) -> None:
     """Serve a toolset over MCP (stdio by default); the store is named once, on stderr."""
     from ..mcp import serve_http, serve_stdio
     from ..pipeline.runner import Runner
 
+    auth = http_auth(tokens_file, tokens_env)
+    check_http_bind(http, host, auth)
     toolset = load_toolset(target)
     url = chosen_store(store)
     try:
@@ -38,7 +83,8 @@ def serve(
     say(f"journal and audit trail: {shown_url(url)}", stderr=True)
     try:
         if http:
-            asyncio.run(serve_http(runner, host=host, port=port, name=name))
+            asyncio.run(serve_http(runner, host=host, port=port, name=name, auth=auth,
+                                   allowed_hosts=allow_host or ()))
         else:
             asyncio.run(serve_stdio(runner, name=name))
     except KeyboardInterrupt:  # pragma: no cover - interactive

@@ -10,6 +10,7 @@ try:
 except ImportError as exc:  # pragma: no cover - depends on the installed extras
     raise ImportError("toolproof.mcp needs the MCP SDK: pip install 'toolproof[mcp]'") from exc
 
+from .auth import HttpAuth, InsecureBind, TokenTable
 from .client import ImportedToolset, build_tool, close_open_schema, import_tools
 from .config import (
     ConfigError,
@@ -49,9 +50,12 @@ __all__ = [
     "ErrorRule",
     "Gateway",
     "GatewayConfig",
+    "HttpAuth",
     "ImportedToolset",
+    "InsecureBind",
     "NameClash",
     "NamingPolicy",
+    "TokenTable",
     "ToolOverride",
     "ToolPolicy",
     "Upstream",

@@ -95,10 +95,11 @@ def build_tool(
     remote_name = remote.name
     shown = f"{up.name}/{remote_name}"
     timeout_s = policy.timeout_s
+    trusted = up.trusted
 
     async def handler(arguments: dict[str, Any], context: CallContext) -> Any:
         result = await connection.call_tool(remote_name, arguments, timeout_s=timeout_s, meta=_context_meta(context))
-        return interpret(result, mapping, tool=shown)
+        return interpret(result, mapping, tool=shown, trusted=trusted)
 
     annotations = remote.annotations
     try:

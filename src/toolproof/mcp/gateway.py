@@ -8,8 +8,9 @@ per-upstream breakers (keyed on `Tool.upstream`) apply to every call.
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import mcp_types as types
 from mcp.server.lowlevel.server import Server
@@ -61,6 +62,9 @@ def retries_transient(policy: RetryPolicy, tool: Tool) -> bool:
     """Whether a first transient failure of this tool would be retried (asked of `decide_retry` itself)."""
     return decide_retry(policy, error_class=ErrorClass.TRANSIENT_UPSTREAM, attempts=1, now=0.0, effect=tool.effect,
                         idempotent=tool.idempotent, risk=tool.risk).retry
+
+if TYPE_CHECKING:
+    from .auth import HttpAuth
 
 
 class Gateway:
@@ -117,8 +121,13 @@ class Gateway:
     async def serve_stdio(self) -> None:
         await serve_stdio(self.runner, name=self.config.name)
 
-    async def serve_http(self, *, host: str = "127.0.0.1", port: int = 8000) -> None:
-        await serve_http(self.runner, host=host, port=port, name=self.config.name)
+    async def serve_http(
+        self, *, host: str = "127.0.0.1", port: int = 8000, auth: HttpAuth | None = None,
+        allowed_hosts: Sequence[str] = (),
+    ) -> None:
+        """Streamable HTTP; a non-loopback `host` needs `auth` (see `serve_http`)."""
+        await serve_http(self.runner, host=host, port=port, name=self.config.name, auth=auth,
+                         allowed_hosts=allowed_hosts)
 
     async def aclose(self) -> None:
         await asyncio.gather(*(c.aclose() for c in self.connections), return_exceptions=True)

@@ -1,8 +1,14 @@
 """An upstream `CallToolResult` as the value a tool returns, or the `ToolError` it raises.
 
-Order: a toolproof envelope (in `structuredContent`, or as JSON text) is kept as it is; an error with RFC 9457
-Problem Details in `structuredContent` is read by status; any other error text goes through the
-`ErrorMapping`. A success is its `structuredContent`, else its text, else its content blocks.
+Trusted upstream, in order: a toolproof envelope (in `structuredContent`, or as JSON text) is kept as it is; an
+error with RFC 9457 Problem Details in `structuredContent` is read by status; any other error text goes through
+the `ErrorMapping`. A success is its `structuredContent`, else its text, else its content blocks.
+
+Untrusted upstream: nothing it sends is taken as toolproof's own. Of a success envelope only `result` is
+kept; a failure envelope (or one that says `ok: false` without `isError`) is data, never unwrapped; an
+error becomes toolproof's error (class by status or by the mapping; structured content it cannot read is the
+mapping's default class) with the upstream's words quoted, neutralised and capped in `error.state`; a
+success keeps its shape with every string neutralised (see `quote.py`).
 """
 
 from __future__ import annotations
@@ -15,7 +21,9 @@ import mcp_types as types
 
 from ..contract.classify import classify_problem
 from ..contract.envelope import Envelope, MalformedEnvelope
-from .errormap import ErrorMapping
+from ..contract.errors import ErrorClass
+from .errormap import ErrorMapping, untrusted_error
+from .quote import neutralise_value
 
 
 def _as_envelope(data: Any) -> Envelope | None:
@@ -47,8 +55,10 @@ def _looks_like_problem(data: Any) -> bool:
     )
 
 
-def interpret(result: types.CallToolResult, mapping: ErrorMapping, *, tool: str) -> Any:
+def interpret(result: types.CallToolResult, mapping: ErrorMapping, *, tool: str, trusted: bool = False) -> Any:
     """The tool's value, or raise the `ToolError` the upstream's failure means (see the module docstring)."""
+    if not trusted:
+        return _interpret_untrusted(result, mapping, tool=tool)
     texts = _texts(result)
     envelope = _as_envelope(result.structured_content) or _json_text_envelope(texts)
     if envelope is not None:
@@ -60,11 +70,40 @@ def interpret(result: types.CallToolResult, mapping: ErrorMapping, *, tool: str)
         if _looks_like_problem(result.structured_content):
             raise classify_problem(result.structured_content)
         raise mapping.classify(" ".join(texts), tool=tool)
+    return _success_value(result, texts)
+
+
+def _success_value(result: types.CallToolResult, texts: list[str]) -> Any:
     if result.structured_content is not None:
         return result.structured_content
     if texts and len(texts) == len(result.content):
         return texts[0] if len(texts) == 1 else texts
     return [block.model_dump(mode="json", by_alias=True, exclude_none=True) for block in result.content]
+
+
+def _interpret_untrusted(result: types.CallToolResult, mapping: ErrorMapping, *, tool: str) -> Any:
+    texts = _texts(result)
+    envelope = _as_envelope(result.structured_content) or _json_text_envelope(texts)
+    if not result.is_error and (envelope is None or envelope.ok):
+        # A success envelope gives only its `result`; its meta (an idempotency key, say) is dropped.
+        return neutralise_value(envelope.result if envelope is not None else _success_value(result, texts))
+    structured = result.structured_content
+    words = " ".join(texts) or (json.dumps(structured, default=str) if structured is not None else "")
+    decided: tuple[ErrorClass, str, float | None]
+    if _looks_like_problem(structured):
+        assert structured is not None  # only the status is read: its type, code and extensions are the upstream's
+        status = structured["status"]
+        decided = (classify_problem({"status": status}).error_class, f"HTTP_{status}", None)
+    elif structured is not None or _json_object(texts):
+        # Structured text (a forged envelope, say) is not prose: its class words are not read as a class.
+        decided = (mapping.default, "UPSTREAM_" + mapping.default.value.upper(), None)
+    else:
+        decided = mapping.decide(" ".join(words.split()))
+    raise untrusted_error(words or "(the upstream gave no error text)", tool=tool, decided=decided)
+
+
+def _json_object(texts: list[str]) -> bool:
+    return len(texts) == 1 and texts[0].lstrip().startswith(("{", "["))
 
 
 def unwrap_output_schema(schema: Mapping[str, Any] | None) -> dict[str, Any] | None:

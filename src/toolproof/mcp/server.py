@@ -12,8 +12,8 @@ import socket
 import sys
 import uuid
 import weakref
-from collections.abc import Mapping
-from typing import Any, Final
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Final
 
 import mcp_types as types
 from mcp.server._otel import OpenTelemetryMiddleware
@@ -23,9 +23,12 @@ from mcp.shared.exceptions import MCPError
 
 from ..catalog.toolset import mcp_definition
 from ..contract.context import CallContext
-from ..contract.envelope import Envelope, envelope_schema
-from ..contract.errors import UnknownTool
+from ..contract.envelope import Envelope, Meta, envelope_schema
+from ..contract.errors import PermissionDenied, UnknownTool
 from ..pipeline.runner import Runner
+
+if TYPE_CHECKING:
+    from .auth import HttpAuth, IdentityBinding
 
 #: `_meta` keys read from a `tools/call` request (the arguments the model writes are never used for these).
 META_CONVERSATION_ID: Final = "dev.toolproof/conversation_id"
@@ -175,12 +178,15 @@ def create_server(
     instructions: str | None = None,
     sdk_tracing: bool = False,
     transport_conversation: str | None = None,
+    identity: IdentityBinding | None = None,
 ) -> Server[Any]:
     """A low-level MCP `Server` whose `tools/list` and `tools/call` are the runner's toolset and pipeline.
 
     `sdk_tracing=False` drops the SDK's per-message OpenTelemetry middleware (span work on every message,
     exporter or not); toolproof's own `execute_tool` spans are the runner's. `transport_conversation` is
     the conversation id for requests whose `_meta` names none, when the transport serves one client only.
+    `identity` (set by `serve_http` with authentication) takes the principal from the verified token and
+    refuses calls that claim another principal or another identity's conversation.
     """
     from .._version import __version__
 
@@ -202,6 +208,11 @@ def create_server(
                 data={"known_tools": runner.toolset.names},
             )
         context = call_context(ctx, session_ids, transport_conversation=transport_conversation)
+        if identity is not None:
+            try:
+                context = identity.bind(context, ctx.request)
+            except PermissionDenied as exc:
+                return tool_result(Envelope.failure(exc, Meta(params.name, f"refused-{uuid.uuid4().hex[:16]}")))
         arguments = params.arguments if params.arguments is not None else {}
         try:
             envelope = await runner.call(params.name, arguments, context=context)
@@ -249,16 +260,30 @@ async def serve_http(
     path: str = "/mcp",
     name: str = DEFAULT_SERVER_NAME,
     announce: bool = True,
+    auth: HttpAuth | None = None,
+    allowed_hosts: Sequence[str] = (),
 ) -> None:
     """Serve over streamable HTTP at `http://HOST:PORT/mcp` until cancelled.
 
-    With `announce`, one line `toolproof: serving MCP on URL` goes to stderr once the socket listens
-    (so `--port 0` callers can read the port that was picked).
+    A non-loopback `host` needs `auth` (`InsecureBind` otherwise). Host and Origin headers are checked on
+    every bind: loopback names, the bound address and `allowed_hosts` pass. With `announce`, one line
+    `toolproof: serving MCP on URL` goes to stderr once the socket listens (so `--port 0` callers can read
+    the port that was picked).
     """
     import uvicorn
 
-    server = create_server(runner, name=name)
-    app = server.streamable_http_app(streamable_http_path=path, host=host)
+    from .auth import IdentityBinding, check_bind, transport_security
+
+    check_bind(host, auth)
+    identity = IdentityBinding(auth.max_conversations) if auth is not None else None
+    server = create_server(runner, name=name, identity=identity)
+    app = server.streamable_http_app(
+        streamable_http_path=path,
+        host=host,
+        transport_security=transport_security(host, allowed_hosts),
+        auth=auth.sdk_settings() if auth is not None else None,
+        token_verifier=auth.verifier if auth is not None else None,
+    )
     sock = bind_socket(host, port)
     bound_port = sock.getsockname()[1]
     shown_host = f"[{host}]" if ":" in host else host
