@@ -60,7 +60,8 @@ async def test_the_same_order_twice_with_no_conversation_asks_and_names_the_firs
         assert not again.meta.replayed and error.idempotency_key == key and key in error.message
         assert error.state is not None
         assert (error.state["idempotency_key"], error.state["status"]) == (key, "done")
-        assert re.fullmatch(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ", error.state["at"]) and error.state["at"] in error.message
+        at = error.state["at"]
+        assert re.fullmatch(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ", at) and at in error.message
         assert f'"order_id":{first.result["order_id"]}' in error.state["summary"].replace(" ", "")
         assert error.hint is not None and "occurrence" in error.hint and "conversation_id" in error.hint
 
