@@ -151,25 +151,26 @@ async def test_a_tool_that_prints_to_stdout_does_not_corrupt_the_stdio_wire() ->
             assert result.structured_content["result"] == text.upper()
 
 
-@pytest.mark.parametrize(("transport", "mode", "repeat_recognised"),
-                         [("stdio", "auto", True), ("stdio", "legacy", True), ("http", "legacy", True),
-                          ("http", "auto", False)])
-async def test_without_a_conversation_id_the_session_names_the_conversation(
-    transport: str, mode: str, repeat_recognised: bool
-) -> None:
+@pytest.mark.parametrize(("transport", "mode"), [("stdio", "auto"), ("stdio", "legacy"), ("http", "legacy"),
+                                               ("http", "auto")])
+async def test_without_a_conversation_id_the_session_is_not_a_conversation(transport: str, mode: str) -> None:
+    """Whatever the transport and protocol (a 2025-11-25 session, the sessionless 2026-07-28 HTTP), the same
+    order again with no conversation in `_meta` is neither replayed (merged) nor placed: a question naming the
+    first order."""
     order = {"crop": "cotton_seed", "quantity_kg": 20, "delivery_date": "2031-03-03"}
     meta = {META_PRINCIPAL: "B-17"}
     if transport == "stdio":
         opened: Any = Client(toolproof_stdio("serve", TARGET), mode=mode, read_timeout_seconds=30)  # type: ignore[arg-type]
         async with opened as client:
             replies = [(await client.call_tool("place_order", order, meta=meta)).structured_content  # type: ignore[arg-type]
-                     for _ in range(2)]
+                       for _ in range(2)]
     else:
         async with http_server("serve", TARGET) as url, Client(url, mode=mode, read_timeout_seconds=30) as client:  # type: ignore[arg-type]
             replies = [(await client.call_tool("place_order", order, meta=meta)).structured_content  # type: ignore[arg-type]
-                     for _ in range(2)]
+                       for _ in range(2)]
     first, second = replies
     assert first["result"]["note"] == "New order placed"
-    # Recognised as the same conversation: the journal replays the first order; otherwise a second order.
-    assert (second["result"]["order_id"] == first["result"]["order_id"]) is repeat_recognised
-    assert bool(second["meta"].get("replayed")) is repeat_recognised
+    assert second["ok"] is False and not second["meta"].get("replayed"), second
+    assert (second["error"]["class"], second["error"]["code"]) == ("needs_clarification",
+                                                                   "REPEAT_WITHOUT_CONVERSATION")
+    assert second["error"]["state"]["idempotency_key"] == first["meta"]["idempotency_key"]

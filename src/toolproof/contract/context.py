@@ -39,6 +39,9 @@ class CallContext:
 
     `occurrence` numbers intentional repeats of the same write (set by code after a person confirmed);
     `idempotency_key` is filled in by the runner for writes, so the owner of the effect can enforce it.
+    `conversation_id` None means the conversation is unknown (docs/idempotency.md, "Who is asking").
+    `session_id` names a transport's session or process (an MCP session, a stdio server's process): it groups
+    calls for the loop guard, but it is never a conversation and never part of an idempotency key.
     """
 
     conversation_id: str | None
@@ -49,6 +52,7 @@ class CallContext:
     idempotency_key: str | None
     attempt: int
     metadata: Mapping[str, Any]
+    session_id: str | None
 
     def __init__(
         self,
@@ -60,13 +64,14 @@ class CallContext:
         idempotency_key: str | None = None,
         attempt: int = 0,
         metadata: Mapping[str, Any] | None = None,
+        session_id: str | None = None,
     ) -> None:
         # Frozen, but built with one dict update: a frozen dataclass's generated __init__ costs ~1 µs here,
         # on every call's hot path (tests check that the fields and this signature agree).
         self.__dict__.update(
             conversation_id=conversation_id, principal=principal, call_id=call_id, run_id=run_id,
             occurrence=occurrence, idempotency_key=idempotency_key, attempt=attempt,
-            metadata=EMPTY_MAPPING if metadata is None else metadata,
+            metadata=EMPTY_MAPPING if metadata is None else metadata, session_id=session_id,
         )
 
     def with_updates(self, **changes: Any) -> CallContext:

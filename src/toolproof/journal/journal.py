@@ -12,6 +12,7 @@ key and the operation id are both UNIQUE, so exactly one caller wins. What a rep
 | same key, `unknown`                          | `outcome_unknown` with the key, no dispatch              |
 | same operation, other arguments, unresolved  | `conflict UNRESOLVED_OPERATION`, no dispatch             |
 | same operation, other arguments, `done`      | `needs_clarification ALREADY_DONE_DIFFERENT_ARGS`        |
+| same key, `done`/`failed`, no conversation   | `needs_clarification REPEAT_WITHOUT_CONVERSATION` (policy) |
 
 After the dispatch the outcome settles the intent (`settle`): success -> `done`; an error a tool raises
 before any effect (invalid_argument, not_found, ...) -> released (deleted); partial_execution or
@@ -21,11 +22,13 @@ with a stop record, unless the tool is idempotent end to end (then released: a r
 
 from __future__ import annotations
 
+import json
 import os
 import socket
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, replace
+from datetime import UTC, datetime
 from typing import Any, Final, Literal
 
 from ..contract.classify import UNKNOWN_HINT, failed_after_dispatch
@@ -58,6 +61,9 @@ PRE_EFFECT_CLASSES: Final = frozenset({
 UNCERTAIN_CLASSES: Final = frozenset({ErrorClass.OUTCOME_UNKNOWN, ErrorClass.TRANSIENT_UPSTREAM})
 
 Settlement = Literal["done", "failed", "unknown", "release"]
+#: What a finished write's identical repeat gets when the call names no conversation: `clarify` (never merged
+#: with another caller's write, never re-dispatched: needs_clarification) or `replay` (merge, as for one caller).
+UnknownConversation = Literal["clarify", "replay"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -82,7 +88,13 @@ class Journal:
         retention_s: float = DEFAULT_RETENTION_S,
         now: Callable[[], float] = time.time,
         owner: str | None = None,
+        unknown_conversation: UnknownConversation = "clarify",
+        clarify_window_s: float | None = None,
     ) -> None:
+        if unknown_conversation not in ("clarify", "replay"):
+            raise ValueError(f"unknown_conversation must be 'clarify' or 'replay', got {unknown_conversation!r}")
+        self.unknown_conversation = unknown_conversation
+        self.clarify_window_s = clarify_window_s  # None: the retention
         self.store = store
         self.lease_s = lease_s
         self.wait_s = wait_s
@@ -116,8 +128,11 @@ class Journal:
                 if found is not None and found.status == "in_flight" and found.lease_until < self.now():
                     self.store.journal_expire(self.now(), found.key)
                     found = self.store.journal_get(found.key)
-                if found is not None:
-                    return decide(intent, found)
+                decided = None if found is None else self.decide(intent, found)
+                if decided is not None:
+                    return decided
+                if found is not None:  # a finished entry past the clarification window: forget it, claim again
+                    self.store.journal_prune(self.now() - self.window_s, found.key)
         except Exception as exc:
             return Claim("refuse", intent, journal_unavailable(exc))
         return Claim("wait", intent)  # the row came and went three times: someone is busy with it
@@ -133,11 +148,30 @@ class Journal:
                 if found is not None and found.status == "in_flight" and found.lease_until < self.now():
                     await store.ajournal_expire(self.now(), found.key)
                     found = await store.ajournal_get(found.key)
+                decided = None if found is None else self.decide(intent, found)
+                if decided is not None:
+                    return decided
                 if found is not None:
-                    return decide(intent, found)
+                    await store.ajournal_prune(self.now() - self.window_s, found.key)
         except Exception as exc:
             return Claim("refuse", intent, journal_unavailable(exc))
         return Claim("wait", intent)
+
+    @property
+    def window_s(self) -> float:
+        """How long a finished write answers an identical repeat from an unknown conversation with a question."""
+        return self.retention_s if self.clarify_window_s is None else self.clarify_window_s
+
+    def decide(self, mine: Intent, found: Intent) -> Claim | None:
+        """`decide`, except that a call naming no conversation never gets another caller's write replayed:
+        inside the window it is asked to clarify; None when the finished entry is older (forget it, claim again).
+        """
+        claim = decide(mine, found)
+        if claim.kind != "replay" or mine.conversation_id is not None or self.unknown_conversation == "replay":
+            return claim
+        if found.updated_at < self.now() - self.window_s:
+            return None
+        return Claim("refuse", found, repeat_without_conversation(found))
 
     # --- after dispatch -------------------------------------------------------------------------------------
     def record(self, intent: Intent, tool: Tool, envelope: Envelope, arguments: Any = None) -> Envelope:
@@ -295,6 +329,34 @@ def decide(mine: Intent, found: Intent) -> Claim:
         state={"idempotency_key": found.key, "status": found.status},
         idempotency_key=found.key,
     ))
+
+
+def repeat_without_conversation(found: Intent) -> NeedsClarification:
+    """An identical write from a call naming no conversation: a resend, or a second one? Only a person knows."""
+    at = datetime.fromtimestamp(found.created_at, UTC).isoformat(timespec="seconds").replace("+00:00", "Z")
+    summary = outcome_summary(found.outcome)
+    return NeedsClarification(
+        f"An identical {found.tool} (same principal, tool and operation arguments) was already made at {at} "
+        f"(key {found.key}, {found.status}: {summary}). This call names no conversation, so a resend cannot be "
+        "told from a second, separate one; nothing was done.",
+        code="REPEAT_WITHOUT_CONVERSATION",
+        hint=f"Ask the person whether they want a second, separate {found.tool}. Only if they confirm, the calling "
+             "code repeats the call with the next occurrence: CallContext(occurrence=1) for a second one (over "
+             "MCP, _meta \"dev.toolproof/occurrence\": 1). Passing the conversation (CallContext(conversation_id="
+             "...), _meta \"dev.toolproof/conversation_id\") lets resends be recognised as resends.",
+        state={"idempotency_key": found.key, "status": found.status, "at": at, "summary": summary},
+        idempotency_key=found.key,
+    )
+
+
+def outcome_summary(outcome: Any, limit: int = 160) -> str:
+    """A short text of a stored (already redacted) outcome: the result's JSON, or the error's class and code."""
+    stored = outcome if isinstance(outcome, Mapping) else {}
+    error = stored.get("error")
+    if isinstance(error, Mapping):
+        return f"{error.get('class')} {error.get('code')}"
+    text = json.dumps(stored.get("result"), sort_keys=True, default=str)
+    return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
 def in_flight_conflict(found: Intent) -> Conflict:

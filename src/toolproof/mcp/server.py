@@ -107,7 +107,7 @@ def hoist_result_defs(schema: dict[str, Any]) -> dict[str, Any]:
 
 
 class _SessionIds:
-    """A stable random id per MCP client connection, used as the default conversation id."""
+    """A stable random id per MCP client connection: the session of a request (never its conversation)."""
 
     def __init__(self) -> None:
         self._ids: weakref.WeakKeyDictionary[Any, str] = weakref.WeakKeyDictionary()
@@ -127,33 +127,34 @@ def call_context(
     ctx: ServerRequestContext[Any, Any],
     session_ids: _SessionIds | None = None,
     *,
-    transport_conversation: str | None = None,
+    transport_session: str | None = None,
 ) -> CallContext:
-    """The `CallContext` for one request: from the request's `_meta`, else the MCP session (never the arguments).
+    """The `CallContext` for one request: ids from the request's `_meta`, never from the arguments.
 
     Keys: `dev.toolproof/conversation_id`, `dev.toolproof/principal`, `dev.toolproof/run_id`,
-    `dev.toolproof/occurrence`. Without a conversation id: `transport_conversation` (stdio serves one client
-    per process, so `serve_stdio` passes one id for the process), else the HTTP `mcp-session-id` header, else
-    the SDK's client connection, so repeats inside one session are recognised as repeats.
+    `dev.toolproof/occurrence`. Without a conversation id the conversation is unknown (None): a session or a
+    process is not a conversation (a client may open one per call, or serve many conversations through one).
+    The transport's id goes to `session_id` (the loop guard's scope): `transport_session` (stdio serves one
+    client per process), else the HTTP `mcp-session-id` header, else the SDK's client connection.
     """
     meta: Mapping[str, Any] = ctx.meta or {}
-    conversation = _text(meta.get(META_CONVERSATION_ID)) or transport_conversation
-    if conversation is None:
-        conversation = _http_session_id(ctx)
-    if conversation is None:
-        # The SDK makes a `ServerSession` per request; its `Connection` is the client's (one per stdio process,
-        # one per HTTP session). `_connection` is private, so fall back to the session object without it.
-        owner = getattr(ctx.session, "_connection", None) or ctx.session
-        conversation = (session_ids or _SessionIds()).get(owner)
     occurrence = meta.get(META_OCCURRENCE)
     request_id = ctx.request_id
     return CallContext(
-        conversation_id=conversation,
+        conversation_id=_text(meta.get(META_CONVERSATION_ID)),
         principal=_text(meta.get(META_PRINCIPAL)),
         run_id=_text(meta.get(META_RUN_ID)),
         occurrence=occurrence if isinstance(occurrence, int) and not isinstance(occurrence, bool) else 0,
         metadata={"mcp_request_id": request_id} if request_id is not None else {},
+        session_id=transport_session or _http_session_id(ctx) or _connection_id(ctx, session_ids),
     )
+
+
+def _connection_id(ctx: ServerRequestContext[Any, Any], session_ids: _SessionIds | None) -> str:
+    # The SDK makes a `ServerSession` per request; its `Connection` is the client's (one per stdio process,
+    # one per HTTP session). `_connection` is private, so fall back to the session object without it.
+    owner = getattr(ctx.session, "_connection", None) or ctx.session
+    return (session_ids or _SessionIds()).get(owner)
 
 
 def _text(value: Any) -> str | None:
@@ -177,14 +178,14 @@ def create_server(
     name: str = DEFAULT_SERVER_NAME,
     instructions: str | None = None,
     sdk_tracing: bool = False,
-    transport_conversation: str | None = None,
+    transport_session: str | None = None,
     identity: IdentityBinding | None = None,
 ) -> Server[Any]:
     """A low-level MCP `Server` whose `tools/list` and `tools/call` are the runner's toolset and pipeline.
 
     `sdk_tracing=False` drops the SDK's per-message OpenTelemetry middleware (span work on every message,
-    exporter or not); toolproof's own `execute_tool` spans are the runner's. `transport_conversation` is
-    the conversation id for requests whose `_meta` names none, when the transport serves one client only.
+    exporter or not); toolproof's own `execute_tool` spans are the runner's. `transport_session` is
+    the session id of every request, when the transport serves one client only (stdio: the process).
     `identity` (set by `serve_http` with authentication) takes the principal from the verified token and
     refuses calls that claim another principal or another identity's conversation.
     """
@@ -207,7 +208,7 @@ def create_server(
                 message=f"Unknown tool: {params.name}",
                 data={"known_tools": runner.toolset.names},
             )
-        context = call_context(ctx, session_ids, transport_conversation=transport_conversation)
+        context = call_context(ctx, session_ids, transport_session=transport_session)
         if identity is not None:
             try:
                 context = identity.bind(context, ctx.request)
@@ -236,7 +237,7 @@ async def serve_stdio(runner: Runner, *, name: str = DEFAULT_SERVER_NAME) -> Non
     """Serve the runner's toolset on this process's stdin/stdout until the client closes it."""
     from .stdio import stdio_streams
 
-    server = create_server(runner, name=name, transport_conversation=f"mcp-stdio-{uuid.uuid4().hex}")
+    server = create_server(runner, name=name, transport_session=f"mcp-stdio-{uuid.uuid4().hex}")
     async with stdio_streams() as (read_stream, write_stream):
         await server.run(read_stream, write_stream, server.create_initialization_options())
 

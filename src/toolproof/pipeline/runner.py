@@ -20,7 +20,7 @@ from ..contract.context import CallContext, CallIds
 from ..contract.envelope import Envelope
 from ..contract.tool import Tool
 from ..fleet import SharedState, open_shared_state
-from ..journal.journal import Journal
+from ..journal.journal import Journal, UnknownConversation
 from ..orchestration.breaker import Breaker, BreakerConfig
 from ..orchestration.guard import LoopGuard
 from ..orchestration.policy import RetryBucket, RetryPolicy, RunBudget, RunState
@@ -62,7 +62,10 @@ class Runner:
     trail to the store), `hooks` (callables given every `AuditRecord` and `StopRecord`), `otel` (True, or an
     OpenTelemetry tracer, for `execute_tool` spans), `rng` (the jitter's random source), `shared_state` (where
     the breakers and the default retry bucket live: None for this process, or `redis://...` /
-    `postgresql://...` to share them with a fleet of workers; see toolproof.fleet).
+    `postgresql://...` to share them with a fleet of workers; see toolproof.fleet), `unknown_conversation`
+    and `clarify_window_s` (what an identical write from a call naming no conversation gets: `"clarify"`,
+    needs_clarification for `clarify_window_s`, default the journal's retention; or `"replay"`, merged;
+    see docs/idempotency.md, "Who is asking").
     """
 
     #: The stages every call runs, in order (see `toolproof.pipeline.stages`); a subclass may add its own.
@@ -84,6 +87,8 @@ class Runner:
         otel: bool | Any = False,
         rng: Callable[[], float] = random.random,
         shared_state: SharedState | str | None = None,
+        unknown_conversation: UnknownConversation = "clarify",
+        clarify_window_s: float | None = None,
     ) -> None:
         if not isinstance(toolset, Toolset):
             raise TypeError(f"Runner needs a toolproof.Toolset, got {type(toolset).__name__}")
@@ -91,7 +96,9 @@ class Runner:
         self.clock = clock
         self.store = store if isinstance(store, Store) else open_store(store)
         # Exactly-once bookkeeping for writes; replace to tune wait/lease.
-        self.journal = Journal(self.store)
+        self.journal = Journal(self.store, unknown_conversation=unknown_conversation,
+                               clarify_window_s=clarify_window_s)
+        self.warned_unknown_conversation = False  # the claim stage warns once per runner
         self._call_ids = CallIds()
         self.retry = retry if retry is not None else RetryPolicy(max_attempts=1, max_wall_s=None)
         self.budget = budget
@@ -191,7 +198,8 @@ class Runner:
     def _start(self, tool: Tool, arguments: Any, context: CallContext | None) -> Pipeline:
         """The call's state and its pipeline (inside an `execute_tool` span when tracing)."""
         ctx = self._context(context)
-        state = CallState(tool, ctx, arguments, self.clock.monotonic(), ctx.run_id or ctx.conversation_id)
+        state = CallState(tool, ctx, arguments, self.clock.monotonic(),
+                          ctx.run_id or ctx.conversation_id or ctx.session_id)
         if self._spans is not None:
             return self._traced(state)
         return run_stages(self, state)
@@ -205,7 +213,7 @@ class Runner:
         if context.call_id is None or context.attempt == 0:
             c = context  # built field by field: dataclasses.replace costs microseconds on the hot path
             return CallContext(c.conversation_id, c.principal, c.call_id or self._call_ids(), c.run_id,
-                               c.occurrence, c.idempotency_key, c.attempt or 1, c.metadata)
+                               c.occurrence, c.idempotency_key, c.attempt or 1, c.metadata, c.session_id)
         return context
 
     def _traced(self, state: CallState) -> Pipeline:

@@ -11,6 +11,7 @@ breaker and the loop guard; I/O is only ever yielded, and the drivers perform it
 
 from __future__ import annotations
 
+import logging
 import time
 from collections.abc import Callable
 from dataclasses import replace
@@ -47,6 +48,8 @@ if TYPE_CHECKING:
 Step: TypeAlias = Envelope | Steps | None
 #: One stage of the pipeline.
 Stage: TypeAlias = Callable[["Runner", CallState], Step]
+
+log = logging.getLogger("toolproof")
 
 
 def run_stages(rt: Runner, s: CallState) -> Pipeline:
@@ -98,7 +101,22 @@ def validate(rt: Runner, s: CallState) -> Step:
 
 def claim(rt: Runner, s: CallState) -> Step:
     """The journal (writes only): claim the intent before dispatch; a repeat is replayed or refused."""
-    return None if s.key is None else claim_intent(rt, s)
+    if s.key is None:
+        return None
+    if s.context.conversation_id is None and not rt.warned_unknown_conversation:
+        warn_unknown_conversation(rt, s.tool.name)
+    return claim_intent(rt, s)
+
+
+def warn_unknown_conversation(rt: Runner, tool: str) -> None:
+    """Once per runner: writes are being run with no conversation, so a resend and a second order look alike."""
+    rt.warned_unknown_conversation = True
+    how = ("replayed to every caller (merged)" if rt.journal.unknown_conversation == "replay"
+           else "answered with needs_clarification")
+    log.warning("toolproof: the write %s was called with no conversation (CallContext.conversation_id is None); "
+                "an identical write by the same principal is %s. Pass the conversation: CallContext("
+                "conversation_id=...), a framework adapter, or the MCP _meta key dev.toolproof/conversation_id "
+                "(docs/idempotency.md, 'Who is asking').", tool, how)
 
 
 def claim_intent(rt: Runner, s: CallState) -> Steps:

@@ -313,9 +313,10 @@ class SqlStore(Store):
                             " ORDER BY created_at DESC LIMIT ?", (*params, limit))
         return [intent_from_row(r) for r in rows]
 
-    def journal_prune(self, before: float) -> int:
-        count, _ = self._run("DELETE FROM toolproof_intents WHERE status IN ('done', 'failed') AND updated_at < ?",
-                             (before,))
+    def journal_prune(self, before: float, key: str | None = None) -> int:
+        only, params = ("", (before,)) if key is None else (" AND key = ?", (before, key))
+        count, _ = self._run("DELETE FROM toolproof_intents WHERE status IN ('done', 'failed') AND updated_at < ?"
+                             + only, params)
         return count
 
 

@@ -109,8 +109,9 @@ class Store(ABC):
         """The newest intents first."""
 
     @abstractmethod
-    def journal_prune(self, before: float) -> int:
-        """Delete finished intents (`done`, `failed`) last updated before `before`; never unknown or in flight."""
+    def journal_prune(self, before: float, key: str | None = None) -> int:
+        """Delete finished intents (`done`, `failed`) last updated before `before` (only `key`'s, when given);
+        never unknown or in flight."""
 
     def resolve_stops_for_key(self, key: str, *, resolution: str, effect_status: EffectStatus) -> int:
         """Resolve every open stop record linked to an idempotency key; returns how many."""
@@ -152,6 +153,9 @@ class Store(ABC):
 
     async def ajournal_expire(self, now: float, key: str | None = None) -> int:
         return await self._off_loop(self.journal_expire, now, key)
+
+    async def ajournal_prune(self, before: float, key: str | None = None) -> int:
+        return await self._off_loop(self.journal_prune, before, key)
 
     async def aadd_stop(self, stop: StopRecord) -> None:
         await self._off_loop(self.add_stop, stop)

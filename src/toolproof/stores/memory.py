@@ -147,9 +147,10 @@ class MemoryStore(Store):
         rows.sort(key=lambda r: r.created_at, reverse=True)
         return rows[:limit]
 
-    def journal_prune(self, before: float) -> int:
+    def journal_prune(self, before: float, key: str | None = None) -> int:
         with self._lock:
-            old = [r for r in self._intents.values() if r.status in ("done", "failed") and r.updated_at < before]
+            rows = self._intents.values() if key is None else [r for r in (self._intents.get(key),) if r is not None]
+            old = [r for r in rows if r.status in ("done", "failed") and r.updated_at < before]
             for row in old:
                 self._drop(row)
             return len(old)
