@@ -10,6 +10,7 @@ follow the GenAI semantic conventions (`pip install 'toolproof[otel]'`).
 
 from __future__ import annotations
 
+import asyncio
 import dataclasses
 import logging
 import os
@@ -91,7 +92,7 @@ _new_audit_record: Final = _fast_constructor(AuditRecord)
 def build_audit(entry: AuditEntry) -> AuditRecord:
     """Turn a queued entry into a redacted `AuditRecord` (runs on the writer thread)."""
     at, tool, ctx, arguments, validation, attempt, latency_s, outcome, error = entry
-    args = redact_arguments(tool, arguments, validated=validation != "failed")
+    args = redact_arguments(tool, arguments, validated=validation == "ok")  # skipped: as sent, maybe JSON text
     failing: tuple[str, ...] = ()
     if validation == "failed" and error is not None:
         failing = (error.field or "<arguments>",)
@@ -377,7 +378,7 @@ class ToolSpans:
             if fallback_from:
                 span.set_attribute("toolproof.fallback_from", str(fallback_from))
         elif exc is not None:
-            kind = "cancelled" if isinstance(exc, GeneratorExit) else type(exc).__qualname__
+            kind = "cancelled" if isinstance(exc, GeneratorExit | asyncio.CancelledError) else type(exc).__qualname__
             span.set_attribute("error.type", kind)
             span.set_status(Status(StatusCode.ERROR, kind))
         span.end()
