@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 import toolproof
+from tests.cli._run import toolproof_cli
 from tests.pg_support import drop_schema, unique_schema, with_schema
 from toolproof.audit.trail import AuditEntry, AuditWriter
 from toolproof.stores import PostgresStore, SqliteStore, Store
@@ -105,3 +106,20 @@ def test_the_audit_writer_drops_a_poison_record_alone(sql_store: Store) -> None:
     assert writer.dropped == 1
     assert sorted(r.call_id for r in sql_store.list_audit(limit=100)) == sorted(
         [f"c{i}" for i in range(9)] + ["c20"])
+
+
+def test_log_lines_and_cli_errors_show_store_urls_without_their_password(
+    pg_url: str, caplog: pytest.LogCaptureFixture
+) -> None:
+    secret_url = pg_url.replace("postgresql://postgres@", "postgresql://postgres:pw-9f8e7d6c@", 1)
+    assert "pw-9f8e7d6c" in secret_url  # the test server trusts local connections: any password opens it
+    store = PostgresStore(secret_url)
+    writer = AuditWriter(store, flush_interval_s=3600)
+    writer.submit(_entry(1, attempt=2**70))
+    writer.flush()
+    store.close()
+    writer.submit(_entry(2))
+    writer.close()
+    assert writer.dropped == 1 and "postgres:***@" in caplog.text and "pw-9f8e7d6c" not in caplog.text
+    failed = toolproof_cli("audit", "tail", "--store", "postgres+x://ana:pw-9f8e7d6c@db/x", code=2)
+    assert "ana:***@" in failed.stderr and "pw-9f8e7d6c" not in failed.stderr

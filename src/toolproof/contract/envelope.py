@@ -5,6 +5,7 @@ Success: `{"ok": true, "result": ..., "meta": {...}}`; failure: `{"ok": false, "
 
 from __future__ import annotations
 
+import copy
 import dataclasses
 import json
 import math
@@ -141,6 +142,18 @@ class ErrorInfo:
 
 
 _CODE_RE: Final = re.compile(r"^[A-Z][A-Z0-9_]*$")
+
+
+def plain_error(exc: ToolError) -> ToolError:
+    """A copy of a tool's `ToolError` whose fields are what the contract says they are (see
+    `ErrorInfo.from_fields`), so that retry policy and envelopes can read them; its type is kept."""
+    info = ErrorInfo.from_exception(exc)
+    clean = copy.copy(exc)
+    clean.error_class = info.error_class  # type: ignore[misc]  # the instance's, when the tool set a bad one
+    for name in _ERROR_FIELDS:
+        setattr(clean, name, info.effect_done if name == "effect_done" else getattr(info, name))
+    return clean
+
 _ERROR_FIELDS: Final = ("code", "message", "field", "received", "allowed_values", "hint", "retry_after_s",
                         "idempotency_key", "state", "effect_done")
 

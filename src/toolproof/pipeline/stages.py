@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any, Final, TypeAlias
 
 from ..audit.trail import AuditEntry, build_stop, effect_status, log_stop, stop_log
 from ..contract.classify import UNKNOWN_HINT, classify_exception, failed_after_dispatch, may_have_happened
-from ..contract.envelope import Envelope, ErrorInfo, Meta
+from ..contract.envelope import Envelope, ErrorInfo, Meta, plain_error
 from ..contract.errors import (
     CLASS_SPECS,
     TRANSIENT_CLASSES,
@@ -232,7 +232,7 @@ def classify(s: CallState, outcome: Outcome) -> ToolError | None:
             return exc
         return None
     if isinstance(outcome.error, ToolError):  # the tool's own text and values: its secrets never pass on
-        return redact_error(outcome.error, secrets_in(s.arguments, s.tool.secret_paths))
+        return plain_error(redact_error(outcome.error, secrets_in(s.arguments, s.tool.secret_paths)))
     return classify_exception(outcome.error)  # a lost reply is transient here; `conclude` applies the write rule
 
 
