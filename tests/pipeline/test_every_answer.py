@@ -217,7 +217,8 @@ values = st.recursive(
 
 @st.composite
 def raised(draw: st.DrawFn) -> BaseException:
-    kind = draw(st.sampled_from([*ERROR_TYPES.values(), ToolError, ValueError, TimeoutError, ConnectionError]))
+    kinds: list[type[BaseException]] = [*ERROR_TYPES.values(), ToolError, ValueError, TimeoutError, ConnectionError]
+    kind = draw(st.sampled_from(kinds))
     if not issubclass(kind, ToolError):
         return kind(draw(st.text()))
     exc = kind(draw(st.text()))
