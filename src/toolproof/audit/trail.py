@@ -10,6 +10,7 @@ follow the GenAI semantic conventions (`pip install 'toolproof[otel]'`).
 
 from __future__ import annotations
 
+import asyncio
 import dataclasses
 import logging
 import os
@@ -24,7 +25,7 @@ from ..contract.context import CallContext
 from ..contract.envelope import Envelope, ErrorInfo
 from ..contract.errors import ToolError
 from ..contract.redaction import redact_arguments, redact_raw, redact_text, secrets_in
-from ..stores.base import Store
+from ..stores.base import Store, shown_url
 from ..stores.records import AuditRecord, EffectStatus, StopRecord, ValidationOutcome
 
 if TYPE_CHECKING:
@@ -40,6 +41,9 @@ MAX_EXCEPTION_MESSAGE: Final = 2_000
 MAX_TRACEBACK: Final = 16_000
 
 Hook: TypeAlias = Callable[[AuditRecord | StopRecord], None]
+
+#: Audit records held while the store is away, at most (about 1 KB each): past it the oldest are dropped.
+DEFAULT_MAX_UNWRITTEN: Final = 100_000
 
 
 # --- records --------------------------------------------------------------------------------------------
@@ -156,7 +160,7 @@ _NO_FAILURE: Final = (None, None, None)
 def build_audit(entry: AuditEntry) -> AuditRecord:
     """Turn a queued entry into a redacted `AuditRecord` (runs on the writer thread)."""
     at, tool, ctx, arguments, validation, attempt, latency_s, outcome, error, failure = entry
-    args = redact_arguments(tool, arguments, validated=validation != "failed")
+    args = redact_arguments(tool, arguments, validated=validation == "ok")  # skipped: as sent, maybe JSON text
     failing: tuple[str, ...] = ()
     if validation == "failed" and error is not None:
         failing = (error.field or "<arguments>",)
@@ -236,7 +240,10 @@ def log_stop(stop: StopRecord) -> None:
 class AuditWriter:
     """Batches audit entries and writes them from one background thread; `close()` loses nothing.
 
-    `persist=False` keeps the hooks and logging but writes nothing to the store.
+    `persist=False` keeps the hooks and logging but writes nothing to the store. A record the store refuses
+    (a value it cannot hold) is found by halving the batch, logged, counted in `dropped` and dropped; the
+    rest is written. While the store is away the records wait, at most `max_unwritten` of them (the oldest
+    are dropped, counted and logged past that); at `close()` what still cannot be written is logged as lost.
     """
 
     def __init__(
@@ -247,19 +254,23 @@ class AuditWriter:
         flush_interval_s: float = 0.25,
         hooks: Sequence[Hook] = (),
         persist: bool = True,
+        max_unwritten: int = DEFAULT_MAX_UNWRITTEN,
     ) -> None:
         self.store = store
         self.batch_size = batch_size
         self.flush_interval_s = flush_interval_s
         self.hooks = tuple(hooks)
         self.persist = persist
+        self.max_unwritten = max_unwritten
         self._pending: deque[AuditEntry] = deque()
+        self._unwritten: deque[AuditRecord] = deque()  # built, not yet written: the store was away
         self._wake = threading.Event()
         self._write_lock = threading.Lock()
         self._thread: threading.Thread | None = None
         self._closed = False
         self.written = 0
         self.failed_batches = 0
+        self.dropped = 0  # records the store refused (each alone), or past `max_unwritten` while it was away
 
     def submit(self, entry: AuditEntry) -> None:
         """Queue one entry (the hot path: an append, and a wake-up when a batch is full)."""
@@ -289,32 +300,67 @@ class AuditWriter:
     def flush(self) -> int:
         """Write everything queued so far; returns how many records were written."""
         with self._write_lock:
-            pending = self._pending
-            if not pending:
-                return 0
-            batch: list[AuditEntry] = []
+            pending, records = self._pending, list(self._unwritten)
+            self._unwritten.clear()
             while pending:
                 try:
-                    batch.append(pending.popleft())
+                    records.append(build_audit(pending.popleft()))
                 except IndexError:  # pragma: no cover - drained concurrently
                     break
-            records = [build_audit(entry) for entry in batch]
+            if not records:
+                return 0
+            where = shown_url(self.store.url)
             if self.persist and self.store.closed:
                 log.warning("the store %s was closed before the runner: %d audit records not written "
-                            "(close the Runner, not its store)", self.store.url, len(records))
-            elif self.persist:
-                try:
-                    self.store.append_audit(records)
-                except Exception:
+                            "(close the Runner, not its store)", where, len(records))
+                return 0
+            if self.persist:
+                records, later = self._write(records)
+                if later:
                     self.failed_batches += 1
-                    log.exception("could not write %d audit records to %s", len(records), self.store.url)
-                    if not self._closed:
-                        pending.extendleft(reversed(batch))  # try again with the next batch
-                        return 0
-                    return 0
+                    self._keep(later, where)
             self.written += len(records)
         self._emit(records)
         return len(records)
+
+    def _write(self, records: list[AuditRecord]) -> tuple[list[AuditRecord], list[AuditRecord]]:
+        """(written, left for later because the store is away). A batch the store refuses is halved until each
+        refused record stands alone; that one is dropped and the rest flows."""
+        try:
+            self.store.append_audit(records)
+            return records, []
+        except Exception as exc:
+            if self.store.unreachable(exc):
+                log.warning("could not write %d audit records to %s: %s", len(records),
+                            shown_url(self.store.url), redact_text(f"{type(exc).__name__}: {exc}"))
+                return [], records
+            if len(records) == 1:
+                self.dropped += 1
+                log.error("dropped the audit record of call %s (%s): the store %s refuses it: %s",
+                          records[0].call_id, records[0].tool, shown_url(self.store.url),
+                          redact_text(f"{type(exc).__name__}: {exc}"))
+                return [], []
+        half = len(records) // 2
+        written, later = self._write(records[:half])
+        if later:
+            return written, later + records[half:]
+        more, later = self._write(records[half:])
+        return written + more, later
+
+    def _keep(self, records: list[AuditRecord], where: str) -> None:
+        """Hold records the store could not take now, for the next flush (bounded; nothing after close)."""
+        if self._closed:
+            self.dropped += len(records)
+            log.error("%d audit records not written: %s is unreachable at close", len(records), where)
+            return
+        self._unwritten.extend(records)
+        excess = len(self._unwritten) - self.max_unwritten
+        if excess > 0:
+            for _ in range(excess):
+                self._unwritten.popleft()
+            self.dropped += excess
+            log.error("dropped the %d oldest audit records: %s has been unreachable for %d of them",
+                      excess, where, self.max_unwritten)
 
     def _emit(self, records: Iterable[AuditRecord]) -> None:
         debug = log.isEnabledFor(logging.DEBUG)
@@ -405,7 +451,7 @@ class ToolSpans:
             if fallback_from:
                 span.set_attribute("toolproof.fallback_from", str(fallback_from))
         elif exc is not None:
-            kind = "cancelled" if isinstance(exc, GeneratorExit) else type(exc).__qualname__
+            kind = "cancelled" if isinstance(exc, GeneratorExit | asyncio.CancelledError) else type(exc).__qualname__
             span.set_attribute("error.type", kind)
             span.set_status(Status(StatusCode.ERROR, kind))
         span.end()

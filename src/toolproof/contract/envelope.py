@@ -5,8 +5,11 @@ Success: `{"ok": true, "result": ..., "meta": {...}}`; failure: `{"ok": false, "
 
 from __future__ import annotations
 
+import copy
 import dataclasses
 import json
+import math
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime
@@ -25,6 +28,8 @@ from .errors import (
     NextAction,
     ToolError,
 )
+from .plain import NotPlainJson, plain_json
+from .validate import truncate_value
 
 ENVELOPE_SCHEMA_ID: Final = "https://toolproof.dev/schemas/envelope/v1.json"
 PROBLEM_TYPE_PREFIX: Final = "urn:toolproof:error:"
@@ -68,21 +73,41 @@ class ErrorInfo:
 
     @classmethod
     def from_exception(cls, exc: ToolError) -> ErrorInfo:
-        spec = CLASS_SPECS[exc.error_class]
+        """The error info of a raised `ToolError` (see `from_fields`: a tool may set any attribute to anything)."""
+        fields = {name: getattr(exc, name, None) for name in _ERROR_FIELDS}
+        if not fields["message"]:
+            fields["message"] = str(exc)
+        return cls.from_fields(exc.error_class, fields)
+
+    @classmethod
+    def from_fields(cls, error_class: Any, fields: Mapping[str, Any]) -> ErrorInfo:
+        """Error info with each field made what the published schema says it is, whatever it was given: an
+        unknown class is `internal_error`, a bad code the class's own, an object its text, a list `state`
+        wrapped as `{"value": [...]}`, a value JSON cannot carry its text. `retryable` and `next_action` are the
+        class's. Used for raised errors and to repair stored ones."""
+        try:
+            error_class = ErrorClass(error_class)
+        except ValueError:
+            error_class = ErrorClass.INTERNAL_ERROR
+        spec = CLASS_SPECS[error_class]
+        code = fields.get("code")
+        if type(code) is not str or not _CODE_RE.match(code):
+            code = ERROR_TYPES[error_class].default_code
+        effect_done = fields.get("effect_done")
         return cls(
-            error_class=exc.error_class,
-            code=exc.code,
-            message=exc.message,
+            error_class=error_class,
+            code=code,
+            message=wire_text(fields.get("message") or code),
             retryable=spec.retryable,
             next_action=spec.next_action,
-            field=exc.field,
-            received=exc.received,
-            allowed_values=exc.allowed_values,
-            hint=exc.hint,
-            retry_after_s=exc.retry_after_s,
-            idempotency_key=exc.idempotency_key,
-            state=exc.state,
-            effect_done=exc.effect_done,
+            field=_optional_text(fields.get("field")),
+            received=_plain_or_text(fields.get("received")),
+            allowed_values=_plain_list(fields.get("allowed_values")),
+            hint=_optional_text(fields.get("hint")),
+            retry_after_s=_delay(fields.get("retry_after_s")),
+            idempotency_key=_optional_text(fields.get("idempotency_key")),
+            state=_plain_state(fields.get("state")),
+            effect_done=effect_done if type(effect_done) is bool else None,
         )
 
     def to_exception(self) -> ToolError:
@@ -115,6 +140,72 @@ class ErrorInfo:
             "idempotency_key": self.idempotency_key,
             "state": self.state,
         }
+
+
+_CODE_RE: Final = re.compile(r"^[A-Z][A-Z0-9_]*$")
+
+
+def plain_error(exc: ToolError) -> ToolError:
+    """A copy of a tool's `ToolError` whose fields are what the contract says they are (see
+    `ErrorInfo.from_fields`), so that retry policy and envelopes can read them; its type is kept."""
+    info = ErrorInfo.from_exception(exc)
+    clean = copy.copy(exc)
+    clean.error_class = info.error_class  # type: ignore[misc]  # the instance's, when the tool set a bad one
+    for name in _ERROR_FIELDS:
+        setattr(clean, name, info.effect_done if name == "effect_done" else getattr(info, name))
+    return clean
+
+_ERROR_FIELDS: Final = ("code", "message", "field", "received", "allowed_values", "hint", "retry_after_s",
+                        "idempotency_key", "state", "effect_done")
+
+
+def wire_text(value: Any) -> str:
+    """Text for an envelope field: a `str` as it is (a subclass as plain text, a lone surrogate as U+FFFD),
+    anything else as its `str()` (or its type name, when even that fails)."""
+    if type(value) is str and value.isascii():
+        return value
+    if not isinstance(value, str):
+        try:
+            value = str(value)
+        except Exception:
+            return f"<{type(value).__name__}>"
+    text: str = plain_json(str.__str__(value))
+    return text
+
+
+def _optional_text(value: Any) -> str | None:
+    return None if value is None else wire_text(value)
+
+
+def _plain_or_text(value: Any) -> Any:
+    """JSON data as it is; what JSON cannot carry as its text (an error must still be shown)."""
+    if value is None or (type(value) is str and value.isascii()):
+        return value
+    try:
+        return plain_json(value)
+    except NotPlainJson:
+        return truncate_value(wire_text(value))
+
+
+def _plain_list(value: Any) -> list[Any] | None:
+    if value is None:
+        return None
+    plain = _plain_or_text(list(value) if isinstance(value, tuple | set | frozenset) else value)
+    return plain if isinstance(plain, list) else [plain]
+
+
+def _plain_state(value: Any) -> dict[str, Any] | None:
+    if value is None:
+        return None
+    plain = _plain_or_text(value)
+    return plain if isinstance(plain, dict) else {"value": plain}
+
+
+def _delay(value: Any) -> float | None:
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return None
+    seconds = float(value)
+    return seconds if math.isfinite(seconds) and seconds >= 0 else None
 
 
 @dataclass(frozen=True, init=False)

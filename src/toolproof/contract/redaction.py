@@ -24,6 +24,7 @@ Everything replaced becomes the one marker, `REDACTED`.
 
 from __future__ import annotations
 
+import copy
 import functools
 import json
 import re
@@ -33,6 +34,7 @@ from datetime import date, datetime, time
 from enum import Enum
 from typing import TYPE_CHECKING, Any, Final, TypeAlias
 
+from .errors import ToolError
 from .validate import truncate_value
 
 if TYPE_CHECKING:
@@ -379,3 +381,20 @@ def _name_value(match: re.Match[str]) -> str:
     value = match["value"]
     quote = value[0] if value[0] in "\"'" else ""
     return f"{match['name']}{match['q1']}{match['sep']}{quote}{REDACTED}{quote}"
+
+
+def redact_error(error: ToolError, secrets: Iterable[str] = ()) -> ToolError:
+    """A copy of a tool's own `ToolError` with secrets replaced in its text (`message`, `hint`) and values
+    (`received`, `state`, `allowed_values`): what a tool writes reaches the model, the journal and the stop
+    records. `secrets` are the call's own secret texts (`secrets_in` its arguments)."""
+    found = [s for s in secrets if s]
+    clean = copy.copy(error)
+    for name in ("message", "hint"):
+        text = getattr(error, name, None)
+        if isinstance(text, str):
+            setattr(clean, name, redact_text(text, found))
+    for name in ("received", "state", "allowed_values"):
+        value = getattr(error, name, None)
+        if value is not None:
+            setattr(clean, name, redact_values(redact(value), found))
+    return clean

@@ -26,6 +26,7 @@ from pydantic_core import PydanticSerializationError
 
 from .context import CallContext
 from .errors import DefinitionError, InternalError, InvalidArgument
+from .plain import NotPlainJson, plain_json
 from .redaction import schema_may_hide_secrets, secret_paths
 from .validate import DEFAULT_LIMITS, ArgumentValidator, Limits
 
@@ -150,6 +151,7 @@ def strict_schema(schema: Mapping[str, Any]) -> dict[str, Any]:
 # --- type inspection ---------------------------------------------------------------------------------------
 
 _JSON_NATIVE_SCALARS: Final = (str, int, float, bool, type(None))
+_PLAIN_SCALARS: Final = frozenset({bool, type(None)})  # results that are plain JSON without a look
 
 
 def _is_context(annotation: Any) -> bool:
@@ -164,18 +166,36 @@ def _is_secret(annotation: Any) -> bool:
     return get_origin(annotation) is Annotated and any(isinstance(m, _SecretMarker) for m in annotation.__metadata__)
 
 
-def _needs_conversion(annotation: Any) -> bool:
-    """True unless validated JSON can be passed to the handler as it is (str, int, Literal, list[str], ...)."""
+def _needs_conversion(annotation: Any, *, nested: bool = False) -> bool:
+    """True unless validated JSON can be passed to the handler as it is (str, int, Literal, list[str], ...).
+
+    An `int` inside a container needs conversion: JSON's `1.0` is an integer to the schema but a float to
+    Python (a top-level `int` is converted by `Tool.bind`, without the model)."""
+    if nested and annotation is int:
+        return True
     if annotation in _JSON_NATIVE_SCALARS or annotation is Any:
         return False
     origin = get_origin(annotation)
     if origin is Annotated:
-        return _needs_conversion(get_args(annotation)[0])
+        return _needs_conversion(get_args(annotation)[0], nested=nested)
     if origin is Literal:
         return not all(isinstance(a, _JSON_NATIVE_SCALARS) for a in get_args(annotation))
-    if origin in (typing.Union, types.UnionType, list, dict, Sequence, Mapping):
-        return any(_needs_conversion(a) for a in get_args(annotation))
+    if origin in (typing.Union, types.UnionType):
+        return any(_needs_conversion(a, nested=nested) for a in get_args(annotation))
+    if origin in (list, dict, Sequence, Mapping):
+        return any(_needs_conversion(a, nested=True) for a in get_args(annotation))
     return annotation not in (list, dict)
+
+
+def _is_int(annotation: Any) -> bool:
+    """An `int` parameter (also `Annotated[int, ...]`, `int | None`): JSON's `1.0` must reach it as `1`."""
+    origin = get_origin(annotation)
+    if origin is Annotated:
+        return _is_int(get_args(annotation)[0])
+    if origin in (typing.Union, types.UnionType):
+        members = get_args(annotation)
+        return int in members and float not in members
+    return annotation is int
 
 
 def _parse_docstring(doc: str | None) -> tuple[str, dict[str, str]]:
@@ -248,6 +268,7 @@ class Tool:
     _defaults: Mapping[str, Any] = field(repr=False, default_factory=dict)
     _optional: frozenset[str] = field(repr=False, default=frozenset())
     _converter: Callable[[dict[str, Any]], dict[str, Any]] | None = field(repr=False, default=None)
+    _int_params: tuple[str, ...] = field(repr=False, default=())  # `int` parameters (`bind` makes 1.0 an int)
     _output_adapter: TypeAdapter[Any] | None = field(repr=False, default=None)
     _output_validator: Any = field(repr=False, default=None)
     _schema_first: bool = field(repr=False, default=False)
@@ -290,6 +311,7 @@ class Tool:
         secrets: set[str] = set()
         context_param: str | None = None
         convert = False
+        int_params: list[str] = []
         for pname, param in sig.parameters.items():
             if param.kind in (param.VAR_POSITIONAL, param.VAR_KEYWORD):
                 raise DefinitionError(f"tool {tool_name!r}: *args/**kwargs cannot be described to a model")
@@ -304,6 +326,8 @@ class Tool:
             if _is_secret(annotation):
                 secrets.add(pname)
             convert = convert or _needs_conversion(annotation)
+            if _is_int(annotation):
+                int_params.append(pname)
             doc = param_docs.get(pname)
             if param.default is inspect.Parameter.empty:
                 fields[pname] = (annotation, FieldInfo(description=doc) if doc else ...)
@@ -352,6 +376,7 @@ class Tool:
             output_adapter=adapter,
             limits=limits,
             schema_first=False,
+            int_params=() if converter is not None else tuple(int_params),
         )
 
     @classmethod
@@ -444,6 +469,7 @@ class Tool:
         upstream: str | None = None,
         title: str | None = None,
         known_params: list[str] | None = None,
+        int_params: tuple[str, ...] = (),
     ) -> Tool:
         params = known_params if known_params is not None else list(input_schema.get("properties", {}))
         if operation_keys is not None:
@@ -496,6 +522,7 @@ class Tool:
             _defaults=defaults,
             _optional=frozenset(p for p in params if p not in set(input_schema.get("required", ()))),
             _converter=converter,
+            _int_params=int_params,
             _output_adapter=output_adapter,
             _output_validator=output_validator,
             _schema_first=schema_first,
@@ -518,18 +545,31 @@ class Tool:
             kwargs = {**self._defaults, **args}
         else:
             kwargs = dict(args)
+        for name in self._int_params:
+            if type(kwargs.get(name)) is float:  # JSON's 1.0 and 1e2 are integers to the schema
+                kwargs[name] = int(kwargs[name])
         if self._context_param is not None:
             kwargs[self._context_param] = context
         return (), kwargs
 
     def check_output(self, value: Any) -> Any:
-        """The handler's result as JSON-able data, checked against the output schema."""
+        """The handler's result as plain JSON data (see `plain_json`; text UTF-8 cannot carry becomes U+FFFD),
+        checked against the output schema."""
         adapter = self._output_adapter
         if adapter is not None:
             try:
                 value = adapter.dump_python(value, mode="json", warnings="error")
             except (pydantic.ValidationError, PydanticSerializationError, TypeError, ValueError):
                 raise _broken_contract(self.name) from None
+        if type(value) not in _PLAIN_SCALARS:
+            try:
+                value = plain_json(value)
+            except NotPlainJson as exc:
+                raise InternalError(
+                    f"The tool {self.name} returned a result JSON cannot carry: {exc}.",
+                    code="RESULT_NOT_JSON",
+                    hint="Do not call again; tell a person. The tool broke its contract.",
+                ) from None
         if self._output_validator is not None:
             try:
                 ok = self._output_validator.is_valid(value)

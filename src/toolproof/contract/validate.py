@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import math
+import numbers
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Final
@@ -16,6 +17,7 @@ from typing import Any, Final
 import jsonschema_rs
 
 from .errors import InvalidArgument
+from .plain import NotPlainJson, plain_json
 
 _RECEIVED_MAX_CHARS: Final = 200
 _SCALARS: Final = (str, int, float, bool, type(None))
@@ -128,7 +130,7 @@ def _check_scalar(item: Any, limits: Limits, path: tuple[Any, ...]) -> None:
                 field=_path_text(path),
                 received=str(item),
             )
-    elif not isinstance(item, (*_SCALARS, Mapping, list, tuple)):
+    elif not isinstance(item, (*_SCALARS, Mapping, list, tuple, numbers.Real)) and not _is_numpy_scalar(item):
         raise _reject(
             "NOT_JSON",
             f"A value of type {type(item).__name__} is not JSON.",
@@ -136,6 +138,26 @@ def _check_scalar(item: Any, limits: Limits, path: tuple[Any, ...]) -> None:
             field=_path_text(path),
             received=f"<{type(item).__name__}>",
         )
+
+
+def _plain_arguments(args: dict[str, Any]) -> dict[str, Any]:
+    """Arguments as plain JSON types (a `str` subclass, `numpy.float64`, an `IntEnum` become str, float, int),
+    so a handler gets the types it declares; text with a lone surrogate is refused, never altered."""
+    try:
+        plain: dict[str, Any] = plain_json(args, surrogates="refuse")
+    except NotPlainJson as exc:
+        raise _reject(
+            "NOT_JSON",
+            f"The arguments hold {exc.what}.",
+            "Send only JSON values: objects, arrays, Unicode strings, finite numbers, booleans and null.",
+            field=_path_text(exc.path),
+        ) from None
+    return plain
+
+
+def _is_numpy_scalar(item: Any) -> bool:
+    """`numpy.bool_` and `numpy.int64` are not Python scalars, but they are JSON values (`plain_json` says which)."""
+    return type(item).__module__ == "numpy" and hasattr(item, "item")
 
 
 def _reject_constant(name: str) -> Any:
@@ -183,16 +205,20 @@ class ArgumentValidator:
         limits = self._limits
         for key, value in args.items():
             kind = type(value)
-            if type(key) is str and (
-                (kind is str and len(value) <= limits.max_string_chars)
+            if type(key) is str and key.isascii() and (
+                (kind is str and len(value) <= limits.max_string_chars and value.isascii())
                 or kind in _FLAT_OK
                 or (kind is float and value - value == 0)  # finite
             ):
                 continue
             _check_limits(args, limits)
+            args = _plain_arguments(args)
             break
-        if self._is_valid(args):
-            return args
+        try:
+            if self._is_valid(args):
+                return args
+        except ValueError:  # pragma: no cover - plain arguments are always representable
+            raise _reject("NOT_JSON", "The arguments are not JSON values.", "Send only JSON values.") from None
         raise self._explain(args)
 
     def _parse_text(self, text: str | bytes | bytearray) -> dict[str, Any]:

@@ -33,16 +33,18 @@ from typing import Any, Final, Literal
 
 from ..contract.classify import UNKNOWN_HINT, failed_after_dispatch
 from ..contract.context import CallContext, new_call_id
-from ..contract.envelope import Envelope, Meta, utc_timestamp
+from ..contract.envelope import Envelope, ErrorInfo, MalformedEnvelope, Meta, utc_timestamp
 from ..contract.errors import (
     Conflict,
     ErrorClass,
+    InternalError,
     NeedsClarification,
     NotFound,
     OutcomeUnknown,
     ToolError,
     TransientUpstream,
 )
+from ..contract.plain import NotPlainJson, plain_json
 from ..contract.redaction import redact, redact_arguments, redact_text, redact_values, secrets_in
 from ..contract.tool import Tool
 from ..stores.base import FinishStatus, Store
@@ -417,12 +419,35 @@ def stored_outcome(envelope: Envelope, secrets: list[str]) -> dict[str, Any]:
 
 def replay_envelope(found: Intent, tool: Tool, call_id: str) -> Envelope:
     """The stored envelope of a finished intent, under this call's id, marked as replayed, with the call that
-    ran and when (`replayed_from`), so no one takes a stored answer for a fresh one."""
-    stored = dict(found.outcome or {"ok": True, "result": None})
-    stored.pop("attempts", None)
+    ran and when (`replayed_from`), so no one takes a stored answer for a fresh one; repaired when it no longer
+    validates (see `repaired`)."""
+    stored = found.outcome if isinstance(found.outcome, dict) else {"ok": True, "result": found.outcome}
+    stored = {k: v for k, v in stored.items() if k != "attempts"}
     original = {"replayed_from": {"call_id": found.call_id, "at": utc_timestamp(found.created_at)}}
     meta = Meta(tool.name, call_id, tool.schema_version, 0, idempotency_key=found.key, replayed=True, extra=original)
-    return Envelope.from_dict({**stored, "meta": meta.to_dict()})
+    try:
+        return Envelope.from_dict({**stored, "meta": meta.to_dict()})
+    except MalformedEnvelope:
+        return repaired(stored, found.key, meta)
+
+
+def repaired(stored: Mapping[str, Any], key: str, meta: Meta) -> Envelope:
+    """A stored outcome that fails the published schema (written before a fix, or edited by hand) is
+    re-derived, never fatal: an error keeps its class and text through the checks every raised error
+    passes; a success keeps its result as plain JSON; anything else says the outcome cannot be read."""
+    error = stored.get("error")
+    if isinstance(error, Mapping):
+        info = ErrorInfo.from_fields(error.get("class"), {**error, "idempotency_key": key})
+        return Envelope.failure(info, meta)
+    if stored.get("ok") is True:
+        try:
+            return Envelope.success(plain_json(stored.get("result")), meta)
+        except NotPlainJson:
+            pass
+    return Envelope.failure(InternalError(
+        "This write finished earlier, but its stored outcome cannot be read; it was not sent again.",
+        code="STORED_OUTCOME_UNREADABLE", idempotency_key=key,
+        hint="Do not call again; a person checks the journal entry (`toolproof journal show`)."), meta)
 
 
 def _with_extra(envelope: Envelope, **extra: Any) -> Envelope:

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import json
 import os
 import stat
 import sys
@@ -23,6 +24,9 @@ import anyio
 import mcp_types as types
 from mcp.shared._context_streams import create_context_streams
 from mcp.shared.message import SessionMessage
+from pydantic_core import PydanticSerializationError
+
+from ..contract.redaction import storable
 
 _LINE_LIMIT = 64 * 1024 * 1024
 
@@ -38,6 +42,31 @@ def _is_pipe_like(fd: int) -> bool:
 def pipes_available() -> bool:
     """True when fds 0 and 1 are pipes or sockets on POSIX (the fast transport applies)."""
     return sys.platform != "win32" and _is_pipe_like(0) and _is_pipe_like(1)
+
+
+def wire_line(message: types.JSONRPCMessage) -> bytes:
+    """One message as a line of UTF-8 JSON. Text UTF-8 cannot carry (a lone surrogate, e.g. a file name decoded
+    with surrogateescape) goes out as U+FFFD instead of stopping the server."""
+    try:
+        data = message.model_dump_json(by_alias=True, exclude_unset=True)
+    except PydanticSerializationError:
+        plain = message.model_dump(mode="python", by_alias=True, exclude_unset=True)
+        data = storable(json.dumps(plain, ensure_ascii=False, separators=(",", ":"), default=str))
+    return data.encode("utf-8", "replace") + b"\n"
+
+
+def rejection(line: bytes) -> bytes:
+    """The JSON-RPC error line for input that is not a message: -32700 for text that is not JSON, -32600 for JSON
+    that is not a JSON-RPC message (the id is echoed when one can be read)."""
+    try:
+        parsed = json.loads(line)
+    except ValueError:
+        error, request_id = types.ErrorData(code=types.PARSE_ERROR, message="Parse error"), None
+    else:
+        found = parsed.get("id") if isinstance(parsed, dict) else None
+        request_id = found if isinstance(found, str | int) and not isinstance(found, bool) else None
+        error = types.ErrorData(code=types.INVALID_REQUEST, message="Invalid Request")
+    return wire_line(types.JSONRPCError(jsonrpc="2.0", id=request_id, error=error))
 
 
 @asynccontextmanager
@@ -83,6 +112,7 @@ async def stdio_streams() -> AsyncIterator[tuple[Any, Any]]:
                     try:
                         message = types.jsonrpc_message_adapter.validate_json(line, by_name=False)
                     except Exception as exc:
+                        writer.write(rejection(line))
                         await read_stream_writer.send(exc)
                         continue
                     await read_stream_writer.send(SessionMessage(message))
@@ -93,8 +123,7 @@ async def stdio_streams() -> AsyncIterator[tuple[Any, Any]]:
         try:
             async with write_stream_reader:
                 async for session_message in write_stream_reader:
-                    data = session_message.message.model_dump_json(by_alias=True, exclude_unset=True)
-                    writer.write(data.encode("utf-8") + b"\n")
+                    writer.write(wire_line(session_message.message))
                     await writer.drain()
         except (anyio.ClosedResourceError, ConnectionError):  # pragma: no cover - the client went away
             await anyio.lowlevel.checkpoint()

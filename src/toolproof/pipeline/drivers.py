@@ -24,7 +24,11 @@ def drive_sync(pipeline: Pipeline, clock: Clock) -> Envelope:
         while True:
             effect = pipeline.send(sent)
             if type(effect) is Dispatch:
-                sent = dispatch_sync(effect, clock)
+                try:
+                    sent = dispatch_sync(effect, clock)
+                except BaseException as exc:  # past Exception: the pipeline settles what it must, then re-raises
+                    pipeline.throw(exc)
+                    raise
             elif type(effect) is Sleep:
                 clock.sleep(effect.seconds)
                 sent = None
@@ -44,7 +48,11 @@ async def drive_async(pipeline: Pipeline, clock: Clock) -> Envelope:
         while True:
             effect = pipeline.send(sent)
             if type(effect) is Dispatch:
-                sent = await dispatch_async(effect, clock)
+                try:
+                    sent = await dispatch_async(effect, clock)
+                except BaseException as exc:
+                    pipeline.throw(exc)
+                    raise
             elif type(effect) is Sleep:
                 await clock.async_sleep(effect.seconds)
                 sent = None

@@ -18,17 +18,19 @@ from dataclasses import replace
 from typing import TYPE_CHECKING, Any, Final, TypeAlias
 
 from ..audit.trail import AuditEntry, build_stop, effect_status, log_stop, stop_log, tool_failure
-from ..contract.classify import classify_exception, failed_after_dispatch, may_have_happened
-from ..contract.envelope import Envelope, ErrorInfo, Meta
+from ..contract.classify import UNKNOWN_HINT, classify_exception, failed_after_dispatch, may_have_happened
+from ..contract.envelope import Envelope, ErrorInfo, Meta, plain_error
 from ..contract.errors import (
     CLASS_SPECS,
     TRANSIENT_CLASSES,
     ErrorClass,
     InvalidArgument,
     NextAction,
+    OutcomeUnknown,
     ToolError,
     ToolTimeout,
 )
+from ..contract.redaction import redact_error, secrets_in
 from ..contract.tool import Tool
 from ..journal.journal import Claim, in_flight_conflict, replay_envelope
 from ..journal.keys import key_parts_for
@@ -148,7 +150,11 @@ def dispatch(rt: Runner, s: CallState) -> Steps:
             envelope = yield from refused
             break
         args, kwargs = s.bound
-        outcome: Outcome = yield Dispatch(tool, args, kwargs, attempt_timeout(rt, s))
+        try:
+            outcome: Outcome = yield Dispatch(tool, args, kwargs, attempt_timeout(rt, s))
+        except BaseException as exc:  # the driver throws in what the handler raised past `Exception`
+            interrupted(rt, s, exc)
+            raise
         envelope = conclude(rt, s, outcome)
         if envelope is None:
             envelope = yield from decide(rt, s)
@@ -170,6 +176,19 @@ def record(rt: Runner, s: CallState, intent: Intent, envelope: Envelope) -> Step
     recorded: Envelope = yield Io(lambda: journal.record(intent, tool, envelope, args),
                                   lambda: journal.arecord(intent, tool, envelope, args))
     return recorded
+
+
+def interrupted(rt: Runner, s: CallState, exc: BaseException) -> None:
+    """A handler stopped by a BaseException (KeyboardInterrupt, SystemExit, cancellation) leaves no write intent
+    in flight: it is settled as unknown (it may have been applied), with its stop record, before the raise goes on."""
+    intent = s.intent
+    if intent is None:
+        return
+    error = OutcomeUnknown(
+        f"The tool stopped ({type(exc).__name__}) while the write was running; it may or may not have been applied.",
+        code="INTERRUPTED", idempotency_key=intent.key, hint=UNKNOWN_HINT)
+    meta = Meta(s.tool.name, s.context.call_id or "", s.tool.schema_version, s.attempts + 1)
+    rt.journal.record(intent, s.tool, Envelope.failure(error, meta), s.args)
 
 
 #: The stages every call runs, in order (`Runner.stages`).
@@ -231,6 +250,8 @@ def classify(s: CallState, outcome: Outcome) -> ToolError | None:
         except ToolError as exc:
             return exc
         return None
+    if isinstance(outcome.error, ToolError):  # the tool's own text and values: its secrets never pass on
+        return plain_error(redact_error(outcome.error, secrets_in(s.arguments, s.tool.secret_paths)))
     return classify_exception(outcome.error)  # a lost reply is transient here; `conclude` applies the write rule
 
 

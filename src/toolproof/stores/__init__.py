@@ -6,7 +6,7 @@ import os
 from typing import TYPE_CHECKING, Any
 from urllib.parse import parse_qsl, urlsplit
 
-from .base import Store, StoreNotFound
+from .base import Store, StoreNotFound, shown_url
 from .memory import MemoryStore
 from .sqlite import SqliteStore
 
@@ -59,7 +59,7 @@ def open_store(url: str | None = None, *, create: bool = True) -> Store:
         from .postgres import PostgresStore
 
         return PostgresStore(url, create=create)
-    raise ValueError(f"unsupported store URL {url!r}: use memory://, sqlite:///PATH or postgresql://...")
+    raise ValueError(f"unsupported store URL {shown_url(url)!r}: use memory://, sqlite:///PATH or postgresql://...")
 
 
 def __getattr__(name: str) -> Any:

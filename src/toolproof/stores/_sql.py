@@ -13,6 +13,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import replace
 from typing import Any, Final
 
+from ..contract.redaction import storable
 from .base import FinishStatus, Store
 from .intent import Intent, IntentStatus
 from .records import AuditRecord, EffectStatus, StopRecord
@@ -138,6 +139,15 @@ def migrate(execute: Callable[..., Any], *, real: str, serial: str, mark: str) -
             for statement in statements:
                 execute(statement.format(real=real, serial=serial))
             execute(f"INSERT INTO toolproof_schema (version) VALUES ({mark})", (version,))
+
+
+def storable_params(params: Sequence[Any]) -> Sequence[Any]:
+    """The parameters with the text no database can hold (NUL, lone surrogates) as U+FFFD, the one rule
+    (`storable`) applied to writes and lookups alike, so a value reads back as written and is found by itself."""
+    for value in params:
+        if type(value) is str and ("\x00" in value or not value.isascii()):
+            return tuple(storable(v) if isinstance(v, str) else v for v in params)
+    return params
 
 
 def dumps(value: Any) -> str:

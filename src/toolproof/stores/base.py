@@ -38,6 +38,11 @@ class Store(ABC):
     #: Set by `close()`; a closed store is not used again (the audit writer drops, and says so, what it holds).
     closed: bool = False
 
+    def unreachable(self, exc: BaseException) -> bool:
+        """Whether a failed call means the store is away (retry later), not that it refused what it was given
+        (a record it can never hold: the audit writer drops that one alone and keeps the rest flowing)."""
+        return isinstance(exc, OSError | TimeoutError)
+
     # --- audit trail ----------------------------------------------------------------------------------
     @abstractmethod
     def append_audit(self, records: Sequence[AuditRecord]) -> None:

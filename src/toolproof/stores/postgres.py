@@ -31,6 +31,7 @@ from ._sql import (
     intent_from_row,
     intent_params,
     migrate,
+    storable_params,
 )
 from .base import FinishStatus, StoreNotFound, shown_url
 from .intent import Intent
@@ -129,16 +130,22 @@ class PostgresStore(SqlStore):
             migrate(conn.execute, real="DOUBLE PRECISION", serial="BIGSERIAL PRIMARY KEY", mark="%s")
             conn.commit()
 
+    def unreachable(self, exc: BaseException) -> bool:
+        """A lost or refused connection, a pool that timed out (never a value the database refused)."""
+        import psycopg
+
+        return isinstance(exc, psycopg.OperationalError | psycopg.InterfaceError) or super().unreachable(exc)
+
     # --- sync --------------------------------------------------------------------------------------------------
     def _run(self, sql: str, params: Sequence[Any] = ()) -> tuple[int, list[tuple[Any, ...]]]:
         with self._pool.connection() as conn:
-            cur = conn.execute(_pg(sql), params)
+            cur = conn.execute(_pg(sql), storable_params(params))
             rows = cur.fetchall() if cur.description is not None else []
             return cur.rowcount, rows
 
     def _run_settle(self, sql: str, params: Sequence[Any]) -> int:
         with self._settle_pool.connection() as conn:
-            return int(conn.execute(_pg(sql), params).rowcount)
+            return int(conn.execute(_pg(sql), storable_params(params)).rowcount)
 
     def journal_finish(self, key: str, owner: str, status: FinishStatus, outcome: Any, now: float) -> bool:
         return self._run_settle(SQL_FINISH, (status, None if outcome is None else dumps(outcome), now, key, owner)) == 1
@@ -148,7 +155,7 @@ class PostgresStore(SqlStore):
 
     def _run_many(self, sql: str, rows: Sequence[Sequence[Any]]) -> None:
         with self._pool.connection() as conn, conn.transaction(), conn.cursor() as cur:
-            cur.executemany(_pg(sql), rows)
+            cur.executemany(_pg(sql), [storable_params(row) for row in rows])
 
     # --- async: the journal's hot statements on the event loop -------------------------------------------------
     async def _apool(self, settle: bool = False) -> Any:
@@ -174,7 +181,7 @@ class PostgresStore(SqlStore):
     async def _arun(self, sql: str, params: Sequence[Any] = (), *, settle: bool = False) -> tuple[int, list[Any]]:
         pool = await self._apool(settle)
         async with pool.connection() as conn:
-            cur = await conn.execute(_pg(sql), params)
+            cur = await conn.execute(_pg(sql), storable_params(params))
             rows = await cur.fetchall() if cur.description is not None else []
             return int(cur.rowcount), rows
 

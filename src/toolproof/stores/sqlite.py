@@ -20,7 +20,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, Final
 
-from ._sql import SQL_FINISH, SQL_RELEASE, SqlStore, dumps, migrate
+from ._sql import SQL_FINISH, SQL_RELEASE, SqlStore, dumps, migrate, storable_params
 from .base import FinishStatus, StoreNotFound
 
 SYNCHRONOUS: Final = ("OFF", "NORMAL", "FULL", "EXTRA")
@@ -84,9 +84,13 @@ class SqliteStore(SqlStore):
         _, rows = self._run("SELECT MAX(version) FROM toolproof_schema")
         return int(rows[0][0] or 0)
 
+    def unreachable(self, exc: BaseException) -> bool:
+        """A locked or unreadable database file (never a value SQLite refused)."""
+        return isinstance(exc, sqlite3.OperationalError) or super().unreachable(exc)
+
     def _run(self, sql: str, params: Sequence[Any] = ()) -> tuple[int, list[tuple[Any, ...]]]:
         with self._lock:
-            cur = self._db.execute(sql, params)
+            cur = self._db.execute(sql, storable_params(params))
             rows = cur.fetchall() if cur.description is not None else []
             return cur.rowcount, rows
 
@@ -97,7 +101,7 @@ class SqliteStore(SqlStore):
         with self._lock:
             self._db.execute(f"PRAGMA synchronous = {self.finish_synchronous}")
             try:
-                return self._db.execute(sql, params).rowcount
+                return self._db.execute(sql, storable_params(params)).rowcount
             finally:
                 self._db.execute(f"PRAGMA synchronous = {self.synchronous}")
 
@@ -111,7 +115,7 @@ class SqliteStore(SqlStore):
         with self._lock:
             self._db.execute("BEGIN IMMEDIATE")
             try:
-                self._db.executemany(sql, rows)
+                self._db.executemany(sql, [storable_params(row) for row in rows])
                 self._db.execute("COMMIT")
             except BaseException:
                 self._db.execute("ROLLBACK")
