@@ -43,6 +43,9 @@ if TYPE_CHECKING:
 
     from .runner import Runner
 
+#: Effects are built with `tuple.__new__`, not the NamedTuple's Python-level `__new__`: 0.18 -> 0.08 µs each.
+_new_tuple: Final = tuple.__new__
+
 #: What a stage returns: None (hand on), the envelope that ends the call, or the steps that will say which.
 Step: TypeAlias = Envelope | Steps | None
 #: One stage of the pipeline.
@@ -130,7 +133,8 @@ def dispatch(rt: Runner, s: CallState) -> Steps:
             envelope = yield from refused
             break
         args, kwargs = s.bound
-        outcome: Outcome = yield Dispatch(tool, args, kwargs, attempt_timeout(rt, s))
+        timeout = tool.timeout_s if s.deadline is None else attempt_timeout(rt, s)
+        outcome: Outcome = yield _new_tuple(Dispatch, (tool, args, kwargs, timeout))
         envelope = conclude(rt, s, outcome)
         if envelope is None:
             envelope = yield from decide(rt, s)
@@ -373,7 +377,8 @@ def audit(
     """Queue this attempt's audit entry; the writer thread builds, redacts and stores the record."""
     writer = rt.writer
     if writer is not None:
-        writer.submit(AuditEntry(time.time(), s.tool, s.context, s.arguments, s.validation,
+        arguments = s.raw if s.args is None else s.args  # `s.arguments`, without the property's frame
+        writer.submit(AuditEntry(time.time(), s.tool, s.context, arguments, s.validation,
                                  s.attempts if attempt is None else attempt, s.elapsed_s, outcome, error))
 
 
