@@ -225,12 +225,9 @@ class AuditWriter:
             pending = self._pending
             if not pending:
                 return 0
-            batch: list[AuditEntry] = []
-            while pending:
-                try:
-                    batch.append(pending.popleft())
-                except IndexError:  # pragma: no cover - drained concurrently
-                    break
+            # Only this thread takes from the queue (under the write lock), so the first n entries stay there.
+            take = pending.popleft
+            batch = [take() for _ in range(len(pending))]
             records = [build_audit(entry) for entry in batch]
             if self.persist and self.store.closed:
                 log.warning("the store %s was closed before the runner: %d audit records not written "

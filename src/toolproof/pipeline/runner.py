@@ -143,8 +143,8 @@ class Runner:
         if self._breaker_option is None:
             return None
         found = self._breakers.get(name, _DEFAULT)
-        if not isinstance(found, _Default):
-            return found
+        if found is not _DEFAULT:
+            return found  # type: ignore[return-value]
         option = self._breaker_option
         config: BreakerConfig | None
         if option is None or isinstance(option, BreakerConfig):
