@@ -7,14 +7,15 @@ runs: on a machine shared with other work, wall time mostly measures the neighbo
 CPU time of the process includes the audit writer's thread, which shares the GIL, so its work (building and
 storing one record per call) is part of every default call.
 
-Measured on the shared 2-core machine (CPython 3.11, load 8-11, best of 30 runs of 3,000 calls, all three
-trees in one session): the old pipeline +8.5 to +9.5 µs with defaults (+5.8 to +6.0 orchestration off), the
-first stage design +10.3 (+6.8), the stage design now +8.5 to +9.0 (+5.7 to +5.8). Where the defaults go:
-about 3.4 µs is the work itself (the call's context and state, validation with its limits, binding, the
-handler, the output check, the Meta and Envelope), about 2.3 µs the pipeline's functions and effects, about
-0.7 µs the breaker and the retry bucket, and 2.2 µs the audit trail (0.7 on the caller's thread, 1.5 on the
-writer's: one `AuditRecord` a call, kept in a bounded in-memory deque). `await call` runs the sync handler on
-a worker thread (a blocking handler never blocks the loop), which costs tens of µs per call.
+Measured on the shared 2-core machine (CPython 3.11, load 8-11), this file run twice on each of three trees
+in one session: the pipeline before the stages +8.8 / +8.9 µs with defaults (+5.7 orchestration off, +9.3
+`await call`); the first stage design +9.9 / +10.2 (+6.6; `await call` +65 to +68); the stage design now
++8.6 / +8.9 (+5.7; `await call` +61 to +71). The 5 µs target is not met. Where the defaults go (each part
+timed alone): about 3.4 µs is the work itself (the call's context and state, validation with its limits,
+binding, the handler, the output check, the Meta and the Envelope), about 2.3 µs the pipeline's functions
+and effects, about 0.7 µs the breaker and the retry bucket, and about 2.2 µs the audit trail (0.7 on the
+caller's thread, 1.5 on the writer's: one `AuditRecord` a call). `await call` runs a sync handler on a
+worker thread so that a blocking handler never blocks the event loop; that hop costs tens of µs a call.
 """
 
 from __future__ import annotations
