@@ -11,7 +11,7 @@ import pytest
 
 import toolproof
 from toolproof import CallContext
-from toolproof.contract.context import CallIds, new_call_id
+from toolproof.contract.context import CallIds, fresh_context, new_call_id
 
 HEX = re.compile(r"[0-9a-f]+")
 
@@ -25,6 +25,15 @@ def test_a_bare_context_knows_nothing_and_shares_no_mutable_state() -> None:
         a.metadata["leak"] = 1  # type: ignore[index]
     assert dict(b.metadata) == {}
     assert a == b
+
+
+def test_the_fast_fresh_context_is_the_ordinary_one() -> None:
+    fast, plain = fresh_context("c-1"), CallContext(call_id="c-1", attempt=1)
+    assert type(fast) is CallContext
+    assert fast == plain and repr(fast) == repr(plain)
+    assert list(vars(fast).items()) == list(vars(plain).items())  # the same fields, in the same order
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        fast.call_id = "other"  # type: ignore[misc]
 
 
 def test_a_context_is_frozen() -> None:

@@ -7,7 +7,7 @@ import os
 from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from types import MappingProxyType
-from typing import Any
+from typing import Any, Final
 
 EMPTY_MAPPING: Mapping[str, Any] = MappingProxyType({})
 
@@ -76,3 +76,23 @@ class CallContext:
 
     def with_updates(self, **changes: Any) -> CallContext:
         return replace(self, **changes)
+
+
+_new: Final = object.__new__
+
+
+def fresh_context(call_id: str) -> CallContext:
+    """`CallContext(call_id=call_id, attempt=1)`, the context of every call made without one, built directly:
+    0.59 -> 0.30 µs (CPU time, best of 30), on every such call's hot path (a test checks they are equal)."""
+    ctx: CallContext = _new(CallContext)
+    d = ctx.__dict__
+    d["conversation_id"] = None  # in field order, as __init__ does: instances share one key table
+    d["principal"] = None
+    d["call_id"] = call_id
+    d["run_id"] = None
+    d["occurrence"] = 0
+    d["idempotency_key"] = None
+    d["attempt"] = 1
+    d["metadata"] = EMPTY_MAPPING
+    d["session_id"] = None
+    return ctx

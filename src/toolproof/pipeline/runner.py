@@ -16,7 +16,7 @@ from typing import Any, ClassVar, Final, TypeAlias
 
 from ..audit.trail import AuditWriter, Hook, ToolSpans
 from ..catalog.toolset import Toolset
-from ..contract.context import CallContext, CallIds
+from ..contract.context import CallContext, CallIds, fresh_context
 from ..contract.envelope import Envelope
 from ..contract.tool import Tool
 from ..fleet import SharedState, open_shared_state
@@ -150,8 +150,8 @@ class Runner:
         if self._breaker_option is None:
             return None
         found = self._breakers.get(name, _DEFAULT)
-        if not isinstance(found, _Default):
-            return found
+        if found is not _DEFAULT:
+            return found  # type: ignore[return-value]
         option = self._breaker_option
         config: BreakerConfig | None
         if option is None or isinstance(option, BreakerConfig):
@@ -197,17 +197,15 @@ class Runner:
 
     def _start(self, tool: Tool, arguments: Any, context: CallContext | None) -> Pipeline:
         """The call's state and its pipeline (inside an `execute_tool` span when tracing)."""
-        ctx = self._context(context)
+        ctx = fresh_context(self._call_ids()) if context is None else self._context(context)
         state = CallState(tool, ctx, arguments, self.clock.monotonic(),
                           ctx.run_id or ctx.conversation_id or ctx.session_id)
         if self._spans is not None:
             return self._traced(state)
         return run_stages(self, state)
 
-    def _context(self, context: CallContext | None) -> CallContext:
+    def _context(self, context: CallContext) -> CallContext:
         """The caller's context with a call id and attempt 1 filled in when missing."""
-        if context is None:
-            return CallContext(call_id=self._call_ids(), attempt=1)
         if type(context) is not CallContext and not isinstance(context, CallContext):
             raise TypeError(f"context must be a toolproof.CallContext, not {type(context).__name__}")
         if context.call_id is None or context.attempt == 0:
