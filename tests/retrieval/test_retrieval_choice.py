@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 import toolproof
-from toolproof.catalog import definition_of, search_tools_tool
+from toolproof.catalog.turn import definition_of, search_tools_tool
 from toolproof.contract.errors import DefinitionError
 from toolproof.retrieval import ToolEntry, ToolIndex
 from toolproof.retrieval.bm25 import BM25Retriever
