@@ -83,8 +83,23 @@ def test_cli_errors_are_clear(corpora: Path, tmp_path: Path) -> None:
     no_pool = RUNNER.invoke(app, [*args, "--pool-size", "5000"])
     assert no_pool.exit_code == 2 and "--distractors" in no_pool.output
     bad = RUNNER.invoke(app, [*args, "--retriever", "tfidf"])
-    assert bad.exit_code == 2 and "bm25, embeddings or hybrid" in bad.output
+    assert bad.exit_code == 2 and "bm25, embeddings, hybrid, auto" in bad.output
+    bad_fusion = RUNNER.invoke(app, [*args, "--retriever", "hybrid", "--fusion", "max"])
+    assert bad_fusion.exit_code == 2 and "--fusion must be one of weighted, rrf, scores" in bad_fusion.output
     empty = tmp_path / "empty.jsonl"
     empty.write_text("not json\n{}\n")
     nothing = RUNNER.invoke(app, ["eval", "retrieval", "--corpus", str(empty), "--queries", str(empty)])
     assert nothing.exit_code == 2 and "no tools" in nothing.output
+
+
+def test_cli_runs_the_retriever_and_fusion_it_is_given(corpora: Path) -> None:
+    r = corpora / "retrieval"
+    corpus, queries = r / "apibank_corpus.jsonl", r / "apibank_lv2_queries.jsonl"
+    args = ["eval", "retrieval", "--corpus", str(corpus), "--queries", str(queries), "--json"]
+    result = RUNNER.invoke(app, [*args, "--retriever", "auto", "--fusion", "rrf"])
+    assert result.exit_code == 0, result.output
+    data = json.loads(result.output)
+    assert (data["retriever"], data["fusion"]) == ("hybrid", "rrf")  # the weights are installed in the test venv
+    direct = evaluate_files(corpus, queries, retriever="hybrid", fusion="rrf").report.as_dict()
+    weighted = evaluate_files(corpus, queries, retriever="hybrid").report.as_dict()
+    assert data["mrr"] == direct["mrr"] and direct["mrr"] != weighted["mrr"]

@@ -11,6 +11,7 @@ from ..contract.errors import DefinitionError, UnknownTool
 from ..contract.tool import Tool
 
 if TYPE_CHECKING:
+    from ..retrieval.hybrid import Fusion
     from ..retrieval.index import RetrieverName, ToolHit, ToolIndex
 
 ExportFormat = Literal["mcp", "openai", "anthropic"]
@@ -38,7 +39,7 @@ class Toolset:
                     raise DefinitionError(f"tool {item.name!r} names an unknown fallback {item.fallback!r}")
         self._tools = listed
         self._by_name = by_name
-        self._indexes: dict[str, ToolIndex] = {}  # search indexes, built on first use, one per retriever
+        self._indexes: dict[tuple[str, str], ToolIndex] = {}  # built on first use, one per retriever and fusion
 
     def __iter__(self) -> Iterator[Tool]:
         return iter(self._tools)
@@ -67,23 +68,29 @@ class Toolset:
         """A smaller toolset with only the named tools (e.g. the few a retrieval step picked)."""
         return Toolset(self.get(n) for n in names)
 
-    def search(self, message: str, k: int = 5, *, retriever: RetrieverName = "bm25") -> list[ToolHit]:
+    def search(
+        self, message: str, k: int = 5, *, retriever: RetrieverName = "bm25", fusion: Fusion = "weighted"
+    ) -> list[ToolHit]:
         """Up to `k` tools matching `message`, best first (`.tool`, `.score`); needs `toolproof[retrieval]`.
 
-        A tool that shares nothing with the message is never returned (for BM25: no common term), so an
-        unrelated or empty message gets an empty list. The index is built on the first search and kept with
-        this toolset (a toolset is immutable).
+        `retriever`: "bm25" (default), "embeddings", "hybrid" (with `fusion` "weighted", "rrf" or "scores"),
+        or "auto" (hybrid when the embeddings extra and model load, else BM25); docs/retrieval.md says why
+        BM25 stays the default. A tool that shares nothing with the message is never returned (for BM25: no
+        common term), so an unrelated or empty message gets an empty list. The index is built on the first
+        search and kept with this toolset (a toolset is immutable).
         """
-        index = self.search_index(retriever)
+        index = self.search_index(retriever, fusion=fusion)
         return [h.as_tool_hit() for h in index.search(message, k)]
 
-    def search_index(self, retriever: RetrieverName = "bm25") -> ToolIndex:
-        """The `ToolIndex` behind `search` (built once per toolset and retriever)."""
-        index = self._indexes.get(retriever)
+    def search_index(self, retriever: RetrieverName = "bm25", *, fusion: Fusion = "weighted") -> ToolIndex:
+        """The `ToolIndex` behind `search` (built once per toolset, retriever and fusion)."""
+        key = (retriever, fusion)
+        index = self._indexes.get(key)
         if index is None:
             from ..retrieval.index import ToolIndex
 
-            index = self._indexes[retriever] = ToolIndex.from_tools(self._tools, retriever=retriever)
+            index = ToolIndex.from_tools(self._tools, retriever=retriever, fusion=fusion)
+            self._indexes[key] = index
         return index
 
     def __add__(self, other: Toolset) -> Toolset:

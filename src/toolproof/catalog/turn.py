@@ -6,7 +6,8 @@ from collections.abc import Mapping, Sequence
 from typing import Any, Final
 
 from ..contract.context import CallContext
-from ..contract.tool import Tool
+from ..contract.errors import DefinitionError
+from ..contract.tool import NAME_RE, Tool
 from ..retrieval.index import Hit, ToolIndex
 from .toolset import ExportFormat, Toolset, anthropic_definition, mcp_definition, openai_definition
 
@@ -40,12 +41,24 @@ def tools_for_turn(
 
 
 def definition_of(hit: Hit, fmt: ExportFormat = "mcp") -> dict[str, Any]:
-    """A hit as a definition: the exact export of its `Tool`, or a minimal one for a plain indexed definition."""
+    """A hit as a definition: the exact export of its `Tool`, or a minimal one in `fmt` for a plain definition.
+
+    A plain definition's name is data (a plugin catalogue may say "Search & Replace"); MCP search results
+    carry it as given, but OpenAI and Anthropic reject such a name in `tools=`, so those formats refuse it.
+    """
     if hit.tool is not None:
         return _EXPORTERS[fmt](hit.tool)
     params = {name: {"type": "string", "description": desc} for name, desc in hit.entry.parameters}
     schema = {"type": "object", "properties": params}
-    return {"name": hit.name, "description": hit.entry.description, "inputSchema": schema}
+    if fmt == "mcp":
+        return {"name": hit.name, "description": hit.entry.description, "inputSchema": schema}
+    if not NAME_RE.match(hit.name):
+        raise DefinitionError(f"{hit.id!r}: the {fmt} API rejects the tool name {hit.name!r} (it must match "
+                              f"{NAME_RE.pattern}); rename it before sending it as a tool")
+    if fmt == "openai":
+        return {"type": "function", "function": {"name": hit.name, "description": hit.entry.description,
+                                                 "parameters": schema}}
+    return {"name": hit.name, "description": hit.entry.description, "input_schema": schema}
 
 
 def search_tools_tool(

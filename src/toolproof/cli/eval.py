@@ -379,7 +379,9 @@ def retrieval(
                                                "API-Bank, MCP tools/list captures).", exists=True, dir_okay=False)],
     queries: Annotated[Path, typer.Option(help="Queries with gold_tool_ids, one JSON object a line.",
                                           exists=True, dir_okay=False)],
-    retriever: Annotated[str, typer.Option(help="bm25, embeddings or hybrid.")] = "bm25",
+    retriever: Annotated[str, typer.Option(help="bm25, embeddings, hybrid, or auto (hybrid when the embeddings "
+                                                 "extra and model load, else bm25).")] = "bm25",
+    fusion: Annotated[str, typer.Option(help="How hybrid fuses: weighted, rrf or scores.")] = "weighted",
     pool_size: Annotated[int, typer.Option(help="Hide the corpus among distractors up to this many tools.")] = 0,
     distractors: Annotated[list[Path] | None, typer.Option(help="Distractor files or folders (repeatable).")] = None,
     history: Annotated[bool, typer.Option(help="Add usage history learned from the other queries.")] = False,
@@ -394,16 +396,20 @@ def retrieval(
 ) -> None:
     """Measure how often the tools a task needs survive the cut, and how fast the search is."""
     from ..retrieval.evaluate import KS, evaluate_files
+    from ..retrieval.hybrid import FUSIONS
+    from ..retrieval.index import RETRIEVERS
 
-    if retriever not in ("bm25", "embeddings", "hybrid"):
-        raise fail(f"--retriever must be bm25, embeddings or hybrid, not {retriever!r}")
+    if retriever not in RETRIEVERS:
+        raise fail(f"--retriever must be one of {', '.join(RETRIEVERS)}, not {retriever!r}")
+    if fusion not in FUSIONS:
+        raise fail(f"--fusion must be one of {', '.join(FUSIONS)}, not {fusion!r}")
     progress = Progress(TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(),
                         TimeElapsedColumn(), console=console, transient=True, disable=json_out)
     with progress:
         task = progress.add_task(f"indexing {corpus.name}", total=None)
         try:
             run = evaluate_files(
-                corpus, queries, retriever=retriever, pool_size=pool_size, distractors=distractors or (),
+                corpus, queries, retriever=retriever, fusion=fusion, pool_size=pool_size, distractors=distractors or (),
                 seed=seed, history=history, prerequisites=prerequisites, group_weight=group_weight,
                 model_dir=model_dir, cache_dir=cache_dir,
                 on_start=lambda n: progress.update(task, total=n, description=f"searching ({retriever})"),
@@ -411,12 +417,14 @@ def retrieval(
             )
         except (ValueError, ImportError, OSError) as exc:
             raise fail(str(exc)) from None
-    data = {"corpus": str(corpus), "retriever": retriever, "pool_size": run.pool_size, "history": history,
+    ran = run.retriever + (f" ({fusion})" if run.retriever == "hybrid" else "")
+    data = {"corpus": str(corpus), "retriever": run.retriever, "fusion": fusion if run.retriever == "hybrid" else None,
+            "pool_size": run.pool_size, "history": history,
             "build_s": round(run.build_s, 3), **run.report.as_dict()}
     if json_out:
         print_json_lines([data])
         return
-    title = f"{corpus.name}: {run.pool_size} tools, {run.report.queries} queries, {retriever}"
+    title = f"{corpus.name}: {run.pool_size} tools, {run.report.queries} queries, {ran}"
     print_table(("k", "recall@k", "all@k", "any@k"),
                 ((k, f"{run.report.recall[k]:.3f}", f"{run.report.all_at[k]:.3f}", f"{run.report.any_at[k]:.3f}")
                  for k in KS), title=title + (" + history" if history else ""))

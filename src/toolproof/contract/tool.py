@@ -590,7 +590,10 @@ def _broken_contract(name: str) -> InternalError:
 
 def _check_policy(name: str, effect: Any, risk: Any, timeout_s: float | None) -> None:
     if not isinstance(name, str) or not NAME_RE.match(name):
-        raise DefinitionError(f"tool name {name!r} must match {NAME_RE.pattern} (MCP clients reject others)")
+        raise DefinitionError(
+            f"tool name {name!r} must match {NAME_RE.pattern} (MCP clients and model APIs reject others); to only "
+            "search a catalogue with such names, index its definitions: toolproof.retrieval.ToolIndex.from_definitions"
+        )
     if effect not in ("read", "write"):
         raise DefinitionError(
             f"tool {name!r}: effect is required and must be 'read' or 'write' (got {effect!r}); "

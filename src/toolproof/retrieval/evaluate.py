@@ -101,6 +101,7 @@ def evaluate_files(
     queries: str | Path,
     *,
     retriever: str = "bm25",
+    fusion: str = "weighted",
     pool_size: int = 0,
     distractors: Sequence[str | Path] = (),
     seed: int = 0,
@@ -134,8 +135,8 @@ def evaluate_files(
         pool = build_pool(entries, load_distractors(distractors), pool_size, seed=seed)
     usage = UsageHistory(Usage(q.text, tuple(s[0] for s in q.steps), key=q.qid) for q in gold) if history else None
     start = time.perf_counter()
-    index = ToolIndex(pool, retriever=retriever, infer_prerequisites=prerequisites, history=usage,  # type: ignore[arg-type]
-                      group_weight=group_weight, model_dir=model_dir, cache_dir=cache_dir)
+    index = ToolIndex(pool, retriever=retriever, fusion=fusion, infer_prerequisites=prerequisites,  # type: ignore[arg-type]
+                      history=usage, group_weight=group_weight, model_dir=model_dir, cache_dir=cache_dir)
     build_s = time.perf_counter() - start
     if on_start is not None:
         on_start(len(gold))
@@ -147,4 +148,4 @@ def evaluate_files(
         results.append(result)
         if on_query is not None:
             on_query(result)
-    return BenchmarkRun(summarize(results), len(pool), len(entries), build_s, retriever, history)
+    return BenchmarkRun(summarize(results), len(pool), len(entries), build_s, index.retriever_name, history)

@@ -11,13 +11,14 @@ LiveMCPBench and ties elsewhere (docs/retrieval.md).
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Literal, Protocol
+from typing import Final, Literal, Protocol
 
 import numpy as np
 import numpy.typing as npt
 
 Array = npt.NDArray[np.float32]
-Fusion = Literal["rrf", "weighted", "scores"]
+Fusion = Literal["weighted", "rrf", "scores"]
+FUSIONS: Final = ("weighted", "rrf", "scores")
 
 
 class _Scorer(Protocol):

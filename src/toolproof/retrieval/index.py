@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
-from typing import Any, Literal, Protocol
+from typing import Any, Final, Literal, Protocol
 
 import numpy as np
 import numpy.typing as npt
@@ -12,9 +12,13 @@ import numpy.typing as npt
 from ..contract.tool import Tool
 from .entries import ToolEntry, entry_from_definition, entry_from_tool
 from .history import UsageHistory
+from .hybrid import FUSIONS, Fusion
 from .prerequisites import infer_requires
 
-RetrieverName = Literal["bm25", "embeddings", "hybrid"]
+#: "auto" is the best retriever that can run here: hybrid when the embeddings extra and the model load, else
+#: BM25. It is opt-in, not the default: see docs/retrieval.md, "Choosing a retriever".
+RetrieverName = Literal["bm25", "embeddings", "hybrid", "auto"]
+RETRIEVERS: Final = ("bm25", "embeddings", "hybrid", "auto")
 
 
 class Retriever(Protocol):
@@ -78,7 +82,10 @@ def top_k(scores: npt.NDArray[np.float32], k: int) -> list[int]:
 class ToolIndex:
     """Ranks tools for a message. Build once, search many times; holds no global state.
 
-    - `retriever`: "bm25" (default; needs `toolproof[retrieval]`), "embeddings" or "hybrid" (`[embeddings]`).
+    - `retriever`: "bm25" (default; needs `toolproof[retrieval]`), "embeddings" or "hybrid" (`[embeddings]`
+      and the model), or "auto": hybrid when those load, else BM25 (`retriever_name` says which ran).
+    - `fusion`: how "hybrid" combines BM25 and embeddings: "weighted" (default, per-query confidence),
+      "rrf" (reciprocal rank fusion) or "scores" (plain sum of rescaled scores).
     - `group_weight`: share of the tool's group (server) score added to its own; 0 turns it off.
     - `infer_prerequisites` / `expand_requires`: fill `requires` from shared handles, and pull a hit's
       required tools in right after it.
@@ -92,6 +99,7 @@ class ToolIndex:
         entries: Iterable[ToolEntry],
         *,
         retriever: RetrieverName = "bm25",
+        fusion: Fusion = "weighted",
         expand_requires: bool = True,
         model_dir: str | None = None,
         cache_dir: str | None = None,
@@ -118,8 +126,11 @@ class ToolIndex:
         self._collapse = collapse_duplicates
         self.history = history
         self.history_weight = history_weight
-        self.retriever_name: RetrieverName = retriever
-        self._retriever = _make_retriever(self._entries, retriever, model_dir, cache_dir)
+        if fusion not in FUSIONS:
+            raise ValueError(f"unknown fusion {fusion!r}; use one of {', '.join(FUSIONS)}")
+        self.fusion: Fusion = fusion
+        self._retriever = _make_retriever(self._entries, retriever, fusion, model_dir, cache_dir)
+        self.retriever_name: RetrieverName = self._retriever.name  # type: ignore[assignment]  # "auto" resolved
         self.group_weight = group_weight
         self._groups = _GroupScorer(self._entries) if group_weight > 0 else None
 
@@ -268,21 +279,24 @@ class _GroupScorer:
 
 
 def _make_retriever(
-    entries: Sequence[ToolEntry], name: str, model_dir: str | None, cache_dir: str | None
+    entries: Sequence[ToolEntry], name: str, fusion: Fusion, model_dir: str | None, cache_dir: str | None
 ) -> Retriever:
+    if name not in RETRIEVERS:
+        raise ValueError(f"unknown retriever {name!r}; use one of {', '.join(RETRIEVERS)}")
+    from .bm25 import BM25Retriever
+
     if name == "bm25":
-        from .bm25 import BM25Retriever
-
         return BM25Retriever(entries)
+    if name == "auto":
+        try:
+            return _make_retriever(entries, "hybrid", fusion, model_dir, cache_dir)
+        except ImportError:  # no embeddings extra or no weights; a broken model folder still raises
+            return BM25Retriever(entries)
+    from .embeddings import EmbeddingRetriever
+
+    semantic = EmbeddingRetriever(entries, model_dir=model_dir, cache_dir=cache_dir)
     if name == "embeddings":
-        from .embeddings import EmbeddingRetriever
+        return semantic
+    from .hybrid import HybridRetriever
 
-        return EmbeddingRetriever(entries, model_dir=model_dir, cache_dir=cache_dir)
-    if name == "hybrid":
-        from .bm25 import BM25Retriever
-        from .embeddings import EmbeddingRetriever
-        from .hybrid import HybridRetriever
-
-        semantic = EmbeddingRetriever(entries, model_dir=model_dir, cache_dir=cache_dir)
-        return HybridRetriever(BM25Retriever(entries), semantic)
-    raise ValueError(f"unknown retriever {name!r}; use bm25, embeddings or hybrid")
+    return HybridRetriever(BM25Retriever(entries), semantic, fusion=fusion)
