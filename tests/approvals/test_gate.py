@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import concurrent.futures
 import threading
 import time
 from pathlib import Path
@@ -164,7 +165,9 @@ def test_the_agent_waits_for_the_decision_then_the_call_runs_once(store: Store) 
         return await runner.call("pay", BIG, context=ctx)
 
     with running(payments(paid), store) as runner:
-        assert asyncio.run(agent(runner)).ok
+        # On its own thread: a session's Playwright keeps an event loop running on the main one.
+        with concurrent.futures.ThreadPoolExecutor(1) as pool:
+            assert pool.submit(asyncio.run, agent(runner)).result().ok
         pending, other = gated(runner, {**BIG, "amount_rs": 12_345})
         assert pending.meta.extra["approval_id"] == other
         waited = runner.wait_for_approval_sync(other, timeout_s=0.1, poll_s=0.02)

@@ -57,9 +57,11 @@ def test_posts_need_the_csrf_token_and_the_same_origin() -> None:
     assert c.post(f"/approvals/{rid}/approve", data={"csrf": "forged"}).status_code == 403
     cross = c.post(f"/approvals/{rid}/approve", data={"csrf": token}, headers={"origin": "http://evil.example"})
     assert cross.status_code == 403
-    assert (store.approval_get(rid) or pytest.fail()).status == "pending"
+    before = store.approval_get(rid)
+    assert before is not None and before.status == "pending"
     ok = c.post(f"/approvals/{rid}/approve", data={"csrf": token})
-    assert ok.status_code == 303 and (store.approval_get(rid) or pytest.fail()).decided_by == "alice"
+    after = store.approval_get(rid)
+    assert ok.status_code == 303 and after is not None and after.decided_by == "alice"
     again = c.post(f"/approvals/{rid}/approve", data={"csrf": token})
     assert again.status_code == 409 and "already approved by alice" in again.text
 
