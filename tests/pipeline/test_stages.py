@@ -24,7 +24,7 @@ SCHEMA = {"type": "object", "properties": {"q": {"type": "string"}}, "additional
 
 def test_every_call_runs_the_stages_in_the_documented_order() -> None:
     names = [stage.__name__ for stage in STAGES]
-    assert names == ["guard", "validate", "claim", "dispatch", "settle"]
+    assert names == ["guard", "validate", "approval", "claim", "dispatch", "settle"]
     assert Runner.stages == STAGES
 
 

@@ -8,6 +8,7 @@ and stated in the description, and ids the code knows (`CallContext`) never appe
 from __future__ import annotations
 
 import copy
+import dataclasses
 import enum
 import hashlib
 import inspect
@@ -24,6 +25,7 @@ from pydantic import ConfigDict, TypeAdapter, create_model
 from pydantic.fields import FieldInfo
 from pydantic_core import PydanticSerializationError
 
+from .approval import Approval, check_approval
 from .context import CallContext
 from .errors import DefinitionError, InternalError, InvalidArgument
 from .plain import NotPlainJson, plain_json
@@ -263,6 +265,8 @@ class Tool:
     title: str | None = None
     is_async: bool = False
     schema_version: str = ""
+    #: Who must approve a call before it runs (see contract.approval); not part of the schema or fingerprint.
+    approval: Approval = field(repr=False, default=None)
     validator: ArgumentValidator = field(repr=False, default=None)  # type: ignore[assignment]
     _context_param: str | None = field(repr=False, default=None)
     _defaults: Mapping[str, Any] = field(repr=False, default_factory=dict)
@@ -293,6 +297,7 @@ class Tool:
         fallback: str | None = None,
         open_world: bool = False,
         limits: Limits = DEFAULT_LIMITS,
+        approval: Approval = None,
     ) -> Tool:
         tool_name = name or fn.__name__
         _check_policy(tool_name, effect, risk, timeout_s)
@@ -377,6 +382,7 @@ class Tool:
             limits=limits,
             schema_first=False,
             int_params=() if converter is not None else tuple(int_params),
+            approval=approval,
         )
 
     @classmethod
@@ -401,6 +407,7 @@ class Tool:
         open_world: bool = False,
         title: str | None = None,
         limits: Limits = DEFAULT_LIMITS,
+        approval: Approval = None,
     ) -> Tool:
         """A tool from a raw JSON Schema; `handler(arguments, context)` gets the validated arguments dict.
 
@@ -438,6 +445,7 @@ class Tool:
             limits=limits,
             schema_first=True,
             known_params=list(props) if isinstance(props, Mapping) else [],
+            approval=approval,
         )
 
     @classmethod
@@ -470,7 +478,9 @@ class Tool:
         title: str | None = None,
         known_params: list[str] | None = None,
         int_params: tuple[str, ...] = (),
+        approval: Approval = None,
     ) -> Tool:
+        check_approval(name, approval)
         params = known_params if known_params is not None else list(input_schema.get("properties", {}))
         if operation_keys is not None:
             unknown = [k for k in operation_keys if k not in params]
@@ -517,6 +527,7 @@ class Tool:
             title=title or _title(name),
             is_async=is_async,
             schema_version=version,
+            approval=approval,
             validator=validator,
             _context_param=context_param,
             _defaults=defaults,
@@ -528,6 +539,11 @@ class Tool:
             _schema_first=schema_first,
             _hides_secrets=bool(paths) or schema_may_hide_secrets(input_schema),
         )
+
+    def with_approval(self, approval: Approval) -> Tool:
+        """The same tool (same schema, same fingerprint) with another approval rule."""
+        check_approval(self.name, approval)
+        return dataclasses.replace(self, approval=approval)
 
     # --- the call path (used by the Runner) -------------------------------------------------------------
 
@@ -657,6 +673,7 @@ def tool(
     fallback: str | None = None,
     open_world: bool = False,
     limits: Limits = DEFAULT_LIMITS,
+    approval: Approval = None,
 ) -> Callable[[Handler], Tool]: ...
 
 
@@ -676,12 +693,15 @@ def tool(
     fallback: str | None = None,
     open_world: bool = False,
     limits: Limits = DEFAULT_LIMITS,
+    approval: Approval = None,
 ) -> Tool | Callable[[Handler], Tool]:
     """Define a tool from a typed function. `effect` ("read" or "write") is required: no silent default.
 
     `idempotent` defaults to True for reads and False for writes; declare a write idempotent only when its
     owner enforces the idempotency key. `operation_keys` names the arguments that identify one logical
     operation (default: all). `fallback` names a read-only tool to call while this one's breaker is open.
+    `approval` ("always", "never" or a policy of the validated arguments and the context) makes a call wait
+    for a person's approval before it runs (see toolproof.contract.approval).
     """
 
     def decorate(func: Handler) -> Tool:
@@ -704,6 +724,7 @@ def tool(
             fallback=fallback,
             open_world=open_world,
             limits=limits,
+            approval=approval,
         )
 
     if fn is not None:

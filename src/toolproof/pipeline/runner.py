@@ -14,6 +14,7 @@ import weakref
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any, ClassVar, Final, TypeAlias
 
+from ..approvals import DEFAULT_TTL_S, await_decision, wait_for_decision
 from ..audit.trail import AuditWriter, Hook, ToolSpans
 from ..catalog.toolset import Toolset
 from ..contract.context import CallContext, CallIds, fresh_context
@@ -25,6 +26,7 @@ from ..orchestration.breaker import Breaker, BreakerConfig
 from ..orchestration.guard import LoopGuard
 from ..orchestration.policy import RetryBucket, RetryPolicy, RunBudget, RunState
 from ..stores import Store, open_store
+from ..stores.approval import ApprovalRequest
 from ..stores.intent import Intent
 from .drivers import drive_async, drive_sync
 from .effects import SYSTEM_CLOCK, Clock, Pipeline
@@ -70,6 +72,8 @@ class Runner:
 
     #: The stages every call runs, in order (see `toolproof.pipeline.stages`); a subclass may add its own.
     stages: ClassVar[tuple[Stage, ...]] = STAGES
+    #: How long an approval request waits for a person before it expires (seconds); set per runner.
+    approval_ttl_s: float = DEFAULT_TTL_S
 
     def __init__(
         self,
@@ -183,6 +187,19 @@ class Runner:
             raise ValueError(f"outcome must be 'done' or 'not_done', got {outcome!r}")
         return self.journal.reconcile(key, "done" if outcome == "done" else "not_done", result=result, note=note)
 
+    async def wait_for_approval(
+        self, approval: str | Envelope, *, timeout_s: float = 300.0, poll_s: float = 0.25
+    ) -> ApprovalRequest:
+        """Wait until a person decides a gated call's request (its id, or the envelope that named it), or
+        `timeout_s` passes; then make the same call again: approved runs it exactly once."""
+        return await await_decision(self.store, _approval_id(approval), timeout_s=timeout_s, poll_s=poll_s)
+
+    def wait_for_approval_sync(
+        self, approval: str | Envelope, *, timeout_s: float = 300.0, poll_s: float = 0.25
+    ) -> ApprovalRequest:
+        """`wait_for_approval` for synchronous callers."""
+        return wait_for_decision(self.store, _approval_id(approval), timeout_s=timeout_s, poll_s=poll_s)
+
     def run_state(self, run_id: str, now: float) -> RunState:
         """The budget state of one run (`CallContext.run_id`); the oldest runs are forgotten past 10,000."""
         runs = self._runs
@@ -226,3 +243,13 @@ class Runner:
             raise
         spans.end(span, token, envelope)
         return envelope
+
+
+def _approval_id(approval: str | Envelope) -> str:
+    """The request id, given as such or in the envelope of the gated call."""
+    if isinstance(approval, str):
+        return approval
+    found = approval.meta.extra.get("approval_id")
+    if not isinstance(found, str):
+        raise ValueError("this envelope is not the answer to a call waiting for approval")
+    return found

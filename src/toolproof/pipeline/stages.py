@@ -1,4 +1,4 @@
-"""The stages of one call: guard -> validate -> claim -> dispatch (attempt, decide) -> settle.
+"""The stages of one call: guard -> validate -> approval -> claim -> dispatch (attempt, decide) -> settle.
 
 A stage is a function of the runner and the call's `CallState`. It returns None to hand the call on, the
 `Envelope` that ends it, or, when it needs I/O, its steps: a generator that yields effects (`Dispatch`,
@@ -17,7 +17,9 @@ from collections.abc import Callable
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any, Final, TypeAlias
 
+from ..approvals import new_request, refusal, request_id
 from ..audit.trail import AuditEntry, build_stop, effect_status, log_stop, stop_log, tool_failure
+from ..contract.approval import approval_reason
 from ..contract.classify import UNKNOWN_HINT, classify_exception, failed_after_dispatch, may_have_happened
 from ..contract.envelope import Envelope, ErrorInfo, Meta, plain_error
 from ..contract.errors import (
@@ -196,8 +198,40 @@ def interrupted(rt: Runner, s: CallState, exc: BaseException) -> None:
     rt.journal.record(intent, s.tool, Envelope.failure(error, meta), s.args)
 
 
+def approval(rt: Runner, s: CallState) -> Step:
+    """The approval gate: a call its tool's `approval=` gates runs only once a person approved it."""
+    rule = s.tool.approval
+    if rule is None:
+        return None
+    assert s.args is not None
+    reason = approval_reason(rule, s.args, s.context)
+    return None if reason is None else ask_approval(rt, s, reason)
+
+
+def ask_approval(rt: Runner, s: CallState, reason: str) -> Steps:
+    """Find this call's request (one per key and arguments; written when there is none): approved hands the
+    call on (the journal then runs it once), anything else ends it with the refusal that says why."""
+    tool, store, args = s.tool, rt.store, s.args
+    assert args is not None
+    parts = s.key or key_parts_for(tool, args, s.context)
+    rid = request_id(parts.key, parts.fingerprint)
+    found = yield Io(lambda: store.approval_get(rid), lambda: store.aapproval_get(rid))
+    if found is None:
+        request = new_request(tool, args, s.context, key=parts.key, fingerprint=parts.fingerprint, reason=reason,
+                              now=time.time(), ttl_s=rt.approval_ttl_s)
+        added = yield Io(lambda: store.approval_add(request), lambda: store.aapproval_add(request))
+        found = request if added else (yield Io(lambda: store.approval_get(rid), lambda: store.aapproval_get(rid)))
+    error = refusal(found, time.time())
+    if error is None:
+        return None
+    audit(rt, s, "approval_" + str((error.state or {}).get("status")), error)
+    meta = Meta(tool.name, s.context.call_id or "", tool.schema_version, 0, s.context.idempotency_key,
+                extra={"approval_id": rid})
+    return Envelope.failure(error, meta)
+
+
 #: The stages every call runs, in order (`Runner.stages`).
-STAGES: Final[tuple[Stage, ...]] = (guard, validate, claim, dispatch, settle)
+STAGES: Final[tuple[Stage, ...]] = (guard, validate, approval, claim, dispatch, settle)
 
 
 # --- the steps of dispatch ------------------------------------------------------------------------------------

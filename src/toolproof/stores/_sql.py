@@ -14,6 +14,7 @@ from dataclasses import replace
 from typing import Any, Final
 
 from ..contract.redaction import storable
+from .approval import ApprovalRequest, ApprovalStatus
 from .base import FinishStatus, Store
 from .intent import Intent, IntentStatus
 from .records import AuditRecord, EffectStatus, StopRecord
@@ -94,6 +95,27 @@ MIGRATIONS: Final[tuple[tuple[int, tuple[str, ...]], ...]] = (
           for column in ("exception_type", "exception_message", "traceback")),
         "CREATE INDEX IF NOT EXISTS toolproof_stops_call ON toolproof_stops (call_id)",
     )),
+    # Approval requests (the approval gate): one row per gated call, decided once by a conditional UPDATE.
+    (3, (
+        """CREATE TABLE IF NOT EXISTS toolproof_approvals (
+            id TEXT PRIMARY KEY,
+            at {real} NOT NULL,
+            tool TEXT NOT NULL,
+            call_id TEXT NOT NULL,
+            arguments TEXT,
+            idempotency_key TEXT NOT NULL,
+            fingerprint TEXT NOT NULL,
+            reason TEXT NOT NULL,
+            expires_at {real} NOT NULL,
+            status TEXT NOT NULL,
+            run_id TEXT,
+            conversation_id TEXT,
+            principal TEXT,
+            decided_by TEXT,
+            decided_at {real},
+            note TEXT)""",
+        "CREATE INDEX IF NOT EXISTS toolproof_approvals_at ON toolproof_approvals (at)",
+    )),
 )
 SCHEMA_VERSION: Final = MIGRATIONS[-1][0]
 
@@ -109,6 +131,11 @@ AUDIT_COLUMNS: Final = (
 STOP_COLUMNS: Final = (
     "id, at, tool, call_id, arguments, error_class, code, message, attempts, effect_status, reason, run_id,"
     " conversation_id, idempotency_key, resolved_at, resolution, extra, exception_type, exception_message, traceback"
+)
+
+APPROVAL_COLUMNS: Final = (
+    "id, at, tool, call_id, arguments, idempotency_key, fingerprint, reason, expires_at, status, run_id,"
+    " conversation_id, principal, decided_by, decided_at, note"
 )
 
 SQL_CLAIM: Final = (
@@ -201,6 +228,18 @@ def stop_from_row(row: Sequence[Any]) -> StopRecord:
                       traceback=row[19])
 
 
+def approval_params(a: ApprovalRequest) -> tuple[Any, ...]:
+    return (a.id, a.at, a.tool, a.call_id, dumps(a.arguments), a.idempotency_key, a.fingerprint, a.reason,
+            a.expires_at, a.status, a.run_id, a.conversation_id, a.principal, a.decided_by, a.decided_at, a.note)
+
+
+def approval_from_row(row: Sequence[Any]) -> ApprovalRequest:
+    return ApprovalRequest(id=row[0], at=float(row[1]), tool=row[2], call_id=row[3], arguments=loads(row[4]),
+                           idempotency_key=row[5], fingerprint=row[6], reason=row[7], expires_at=float(row[8]),
+                           status=row[9], run_id=row[10], conversation_id=row[11], principal=row[12],
+                           decided_by=row[13], decided_at=None if row[14] is None else float(row[14]), note=row[15])
+
+
 class SqlStore(Store):
     """The Store methods as SQL; a subclass supplies the connection."""
 
@@ -277,6 +316,31 @@ class SqlStore(Store):
                              " WHERE idempotency_key = ? AND resolved_at IS NULL",
                              (time(), resolution, effect_status, key))
         return count
+
+    # --- approvals --------------------------------------------------------------------------------------------
+    def approval_add(self, request: ApprovalRequest) -> bool:
+        count, _ = self._run(f"INSERT INTO toolproof_approvals ({APPROVAL_COLUMNS}) VALUES ({_marks(16)})"
+                             " ON CONFLICT DO NOTHING", approval_params(request))
+        return count == 1
+
+    def approval_get(self, request_id: str) -> ApprovalRequest | None:
+        _, rows = self._run(f"SELECT {APPROVAL_COLUMNS} FROM toolproof_approvals WHERE id = ?", (request_id,))
+        return approval_from_row(rows[0]) if rows else None
+
+    def approval_list(self, *, status: ApprovalStatus | None = None, limit: int = 100) -> list[ApprovalRequest]:
+        where, params = ("WHERE status = ?", (status,)) if status is not None else ("", ())
+        _, rows = self._run(f"SELECT {APPROVAL_COLUMNS} FROM toolproof_approvals {where} ORDER BY at DESC LIMIT ?",
+                            (*params, limit))
+        return [approval_from_row(r) for r in rows]
+
+    def approval_decide(
+        self, request_id: str, status: ApprovalStatus, *, by: str, note: str | None, now: float
+    ) -> bool:
+        live = "" if status == "expired" else " AND expires_at >= ?"
+        params = (status, by, now, note, request_id) + (() if status == "expired" else (now,))
+        count, _ = self._run("UPDATE toolproof_approvals SET status = ?, decided_by = ?, decided_at = ?, note = ?"
+                             f" WHERE id = ? AND status = 'pending'{live}", params)
+        return count == 1
 
     # --- journal ----------------------------------------------------------------------------------------------
     def journal_claim(self, intent: Intent) -> bool:

@@ -11,6 +11,7 @@ from collections.abc import Callable, Sequence
 from typing import Any, Literal, TypeVar
 from urllib.parse import urlsplit, urlunsplit
 
+from .approval import ApprovalRequest, ApprovalStatus
 from .intent import Intent, IntentStatus
 from .records import AuditRecord, EffectStatus, StopRecord
 
@@ -126,6 +127,32 @@ class Store(ABC):
                 self.resolve_stop(stop.id, resolution=resolution, effect_status=effect_status)
                 count += 1
         return count
+
+    # --- approval requests: one per gated call, decided at most once -----------------------------------------
+    # Not abstract, so a store written before approvals existed still works for everything else.
+    def approval_add(self, request: ApprovalRequest) -> bool:
+        """Insert a pending request; False when one with this id exists (the first request stands)."""
+        raise NotImplementedError(f"{type(self).__name__} keeps no approval requests")
+
+    def approval_get(self, request_id: str) -> ApprovalRequest | None:
+        raise NotImplementedError(f"{type(self).__name__} keeps no approval requests")
+
+    def approval_list(self, *, status: ApprovalStatus | None = None, limit: int = 100) -> list[ApprovalRequest]:
+        """The newest requests first; `status` filters on the stored status."""
+        raise NotImplementedError(f"{type(self).__name__} keeps no approval requests")
+
+    def approval_decide(
+        self, request_id: str, status: ApprovalStatus, *, by: str, note: str | None, now: float
+    ) -> bool:
+        """Decide a request that is still pending (and, unless `status` is expired, not past its expiry) in
+        one conditional write: True for the one decision that applied, False for any later one."""
+        raise NotImplementedError(f"{type(self).__name__} keeps no approval requests")
+
+    async def aapproval_add(self, request: ApprovalRequest) -> bool:
+        return await self._off_loop(self.approval_add, request)
+
+    async def aapproval_get(self, request_id: str) -> ApprovalRequest | None:
+        return await self._off_loop(self.approval_get, request_id)
 
     # --- async forms for the event-loop path ----------------------------------------------------------------
     # A blocking store call would stall every task on the loop, so by default each one runs on a worker

@@ -9,6 +9,7 @@ from dataclasses import replace
 from time import time
 from typing import Any
 
+from .approval import ApprovalRequest, ApprovalStatus
 from .base import FinishStatus, Store
 from .intent import Intent, IntentStatus
 from .records import AuditRecord, EffectStatus, StopRecord
@@ -25,6 +26,7 @@ class MemoryStore(Store):
         self._stops: dict[str, StopRecord] = {}
         self._intents: dict[str, Intent] = {}
         self._operations: dict[str, str] = {}  # operation id -> key: the UNIQUE index of the SQL stores
+        self._approvals: dict[str, ApprovalRequest] = {}
 
     def append_audit(self, records: Sequence[AuditRecord]) -> None:
         with self._lock:
@@ -83,6 +85,34 @@ class MemoryStore(Store):
             )
             self._stops[stop_id] = updated
             return updated
+
+    # --- approval requests ----------------------------------------------------------------------------------
+    def approval_add(self, request: ApprovalRequest) -> bool:
+        with self._lock:
+            if request.id in self._approvals:
+                return False
+            self._approvals[request.id] = request
+            return True
+
+    def approval_get(self, request_id: str) -> ApprovalRequest | None:
+        with self._lock:
+            return self._approvals.get(request_id)
+
+    def approval_list(self, *, status: ApprovalStatus | None = None, limit: int = 100) -> list[ApprovalRequest]:
+        with self._lock:
+            rows = [r for r in self._approvals.values() if status is None or r.status == status]
+        rows.sort(key=lambda r: r.at, reverse=True)
+        return rows[:limit]
+
+    def approval_decide(
+        self, request_id: str, status: ApprovalStatus, *, by: str, note: str | None, now: float
+    ) -> bool:
+        with self._lock:
+            row = self._approvals.get(request_id)
+            if row is None or row.status != "pending" or (status != "expired" and row.expires_at < now):
+                return False
+            self._approvals[request_id] = replace(row, status=status, decided_by=by, decided_at=now, note=note)
+            return True
 
     # --- write journal ------------------------------------------------------------------------------------
     def journal_claim(self, intent: Intent) -> bool:

@@ -1,0 +1,89 @@
+"""A real inbox: `toolproof ui` as a subprocess on a free port, over a SQLite file or a PostgreSQL schema, and
+Debian's Chromium driven by Playwright."""
+
+from __future__ import annotations
+
+import os
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+
+from tests._data import REPO_ROOT
+from tests.pg_support import drop_schema, postgres_server, unique_schema, with_schema
+
+CHROMIUM = "/usr/bin/chromium"
+SHOTS = REPO_ROOT / "docs" / "inbox"
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+@pytest.fixture(params=["sqlite", "postgres"])
+def store_url(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[str]:
+    if request.param == "sqlite":
+        yield f"sqlite:///{tmp_path / 'toolproof.sqlite3'}"
+        return
+    with postgres_server() as dsn:
+        schema = unique_schema("tp_inbox")
+        try:
+            yield with_schema(dsn, schema)
+        finally:
+            drop_schema(dsn, schema)
+
+
+def serve(store_url: str, *extra: str) -> tuple[subprocess.Popen[str], str]:
+    """Start `toolproof ui` and wait until it answers; (the process, its base URL)."""
+    from toolproof.stores import open_store
+
+    open_store(store_url).close()  # the agents' store exists before the inbox opens it
+    port = free_port()
+    env = {k: v for k, v in os.environ.items() if not k.startswith("TOOLPROOF_")}
+    env["PYTHONPATH"] = f"{REPO_ROOT / 'src'}{os.pathsep}{REPO_ROOT}"
+    proc = subprocess.Popen([sys.executable, "-m", "toolproof", "ui", "--store", store_url, "--port", str(port),
+                             *extra], env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    base = f"http://127.0.0.1:{port}"
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline:
+        if proc.poll() is not None:
+            raise RuntimeError(f"toolproof ui exited: {proc.stderr.read() if proc.stderr else ''}")
+        try:
+            httpx.get(base + "/api/version", timeout=1)
+            return proc, base
+        except httpx.HTTPError:
+            time.sleep(0.1)
+    proc.kill()
+    raise RuntimeError("toolproof ui did not answer in 30 s")
+
+
+@pytest.fixture
+def inbox(store_url: str) -> Iterator[str]:
+    proc, base = serve(store_url)
+    try:
+        yield base
+    finally:
+        proc.terminate()
+        proc.wait(timeout=10)
+
+
+@pytest.fixture(scope="module")
+def browser() -> Iterator[Any]:
+    """One browser per module: Playwright's sync API runs an event loop on this thread while it is open, so it
+    must be closed before other modules' tests call `asyncio.run`."""
+    from playwright.sync_api import sync_playwright
+
+    if not Path(CHROMIUM).exists():
+        raise RuntimeError(f"{CHROMIUM} is missing: apt-get install -y chromium")
+    with sync_playwright() as p:
+        b = p.chromium.launch(executable_path=CHROMIUM, args=["--no-sandbox"])
+        yield b
+        b.close()

@@ -1,0 +1,147 @@
+"""The inbox in a real browser: an agent run waits for approval, a person clicks, the order is placed once."""
+
+from __future__ import annotations
+
+import threading
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+import toolproof
+from tests.approvals._tools import gated_wholesaler
+from tests.conftest import TODAY
+from tests.inbox.conftest import SHOTS
+from toolproof.contract.errors import ToolTimeout
+from toolproof.examples.wholesaler import Shop
+
+pytestmark = pytest.mark.e2e
+
+ORDER = {"crop": "onion", "quantity_kg": 1500, "delivery_date": "2026-10-22"}
+BUYER = toolproof.CallContext(conversation_id="chat-42", principal="B-17")
+
+
+def agent(shop: Shop, store_url: str) -> toolproof.Runner:
+    return toolproof.Runner(gated_wholesaler(shop), store=store_url)
+
+
+def sign_in(page: Any, base: str, name: str) -> None:
+    page.goto(base + "/approvals")
+    page.fill("input[name=name]", name)
+    page.click("button[aria-label=sign]")
+    assert page.locator(".who").inner_text() == f"operator: {name}"
+
+
+def shot(page: Any, name: str, store_url: str) -> None:
+    if store_url.startswith("sqlite"):  # one set of pictures for the docs
+        page.screenshot(path=str(SHOTS / f"{name}.png"), full_page=True)
+
+
+def test_approve_in_the_browser_and_the_order_is_placed_once(inbox: str, store_url: str, browser: Any,
+                                                             tmp_path: Path) -> None:
+    shop = Shop(tmp_path / "orders.sqlite3", today=lambda: TODAY)
+    with agent(shop, store_url) as runner:
+        waiting = runner.call_sync("place_order", ORDER, context=BUYER)
+        assert waiting.error is not None and waiting.error.code == "APPROVAL_REQUIRED"
+        request_id = waiting.meta.extra["approval_id"]
+        page = browser.new_page()
+        sign_in(page, inbox, "alice")
+        row = page.locator("[data-testid=pending] tr", has_text=request_id)
+        assert "1500" in row.inner_text() and "above the 1000 kg" in row.inner_text()
+        shot(page, "approvals", store_url)
+        page.click(f"button[aria-label='approve {request_id}']")
+        assert f"{request_id}: approved by alice" in page.locator(".flash").inner_text()
+        assert shop.count_orders() == 0  # approving does not run it: the agent's same call does
+        placed = runner.call_sync("place_order", ORDER, context=BUYER)
+        assert placed.ok and runner.call_sync("place_order", ORDER, context=BUYER).meta.replayed
+        page.close()
+    assert shop.count_orders() == 1
+    shop.close()
+
+
+def test_deny_in_the_browser_and_the_agent_is_told(inbox: str, store_url: str, browser: Any, tmp_path: Path) -> None:
+    shop = Shop(tmp_path / "orders.sqlite3", today=lambda: TODAY)
+    with agent(shop, store_url) as runner:
+        request_id = runner.call_sync("place_order", ORDER, context=BUYER).meta.extra["approval_id"]
+        page = browser.new_page()
+        sign_in(page, inbox, "bob")
+        page.fill(f"form[action='/approvals/{request_id}/deny'] input[name=note]", "buyer's credit is on hold")
+        page.click(f"button[aria-label='deny {request_id}']")
+        assert "denied by bob" in page.locator(".flash").inner_text()
+        refused = runner.call_sync("place_order", ORDER, context=BUYER)
+        assert refused.error is not None and refused.error.code == "APPROVAL_DENIED"
+        assert "bob denied" in refused.error.message and "credit is on hold" in refused.error.message
+        page.close()
+    assert shop.count_orders() == 0
+    shop.close()
+
+
+def test_two_operators_approving_at_once_apply_one_decision(inbox: str, store_url: str, browser: Any,
+                                                            tmp_path: Path) -> None:
+    shop = Shop(tmp_path / "orders.sqlite3", today=lambda: TODAY)
+    with agent(shop, store_url) as runner:
+        request_id = runner.call_sync("place_order", ORDER, context=BUYER).meta.extra["approval_id"]
+        first, second = browser.new_context(), browser.new_context()
+        pages = [first.new_page(), second.new_page()]
+        for page, name in zip(pages, ("alice", "bob"), strict=True):
+            sign_in(page, inbox, name)
+        for page in pages:
+            page.click(f"button[aria-label='approve {request_id}']")
+        texts = [page.locator(".flash").inner_text() for page in pages]
+        assert f"{request_id}: approved by alice" in texts[0]
+        assert "Not applied" in texts[1] and "already approved by alice" in texts[1]
+        results: list[toolproof.Envelope] = []
+        calls = [threading.Thread(target=lambda: results.append(runner.call_sync("place_order", ORDER,
+                                                                                 context=BUYER))) for _ in range(3)]
+        for t in calls:
+            t.start()
+        for t in calls:
+            t.join()
+        assert all(r.ok for r in results), results
+        first.close()
+        second.close()
+    assert shop.count_orders() == 1
+    shop.close()
+
+
+@pytest.mark.parametrize("store_url", ["sqlite"], indirect=True)
+def test_reconcile_an_unknown_outcome_and_read_the_audit(inbox: str, store_url: str, browser: Any) -> None:
+    wires: list[int] = []
+
+    @toolproof.tool(effect="write", risk="high")
+    def send_wire(amount_rs: int) -> dict[str, int]:
+        """Send a bank wire.
+
+        Use it when asked to pay by wire. Returns the wire.
+        """
+        wires.append(amount_rs)
+        raise ToolTimeout("The bank did not answer in time.")
+
+    with toolproof.Runner(toolproof.Toolset([send_wire]), store=store_url) as runner:
+        lost = runner.call_sync("send_wire", {"amount_rs": 900}, context=BUYER)
+        assert lost.error is not None and lost.error.error_class.value == "outcome_unknown"
+        runner.call_sync("send_wire", {"amount_rs": "lots"}, context=BUYER)  # one validation failure to chart
+        runner.flush()
+        key = lost.error.idempotency_key
+        page = browser.new_page()
+        sign_in(page, inbox, "carol")
+        page.goto(inbox + "/stops")
+        assert key in page.locator("[data-testid=unknown]").inner_text()
+        shot(page, "stops", store_url)
+        page.fill(f"form[action='/journal/{key}/reconcile'] input[name=evidence]", '{"wire_id": "W-1"}')
+        page.click(f"button[aria-label='done {key}']")
+        assert "reconciled as done" in page.locator(".flash").inner_text()
+        assert page.locator("[data-testid=unknown-empty]").count() == 1
+        assert page.locator("[data-testid=stops-empty]").count() == 1  # the linked stop was resolved too
+        replay = runner.call_sync("send_wire", {"amount_rs": 900}, context=BUYER)
+        assert replay.ok and replay.result == {"wire_id": "W-1"} and wires == [900]
+        page.goto(inbox + "/audit?tool=send_wire")
+        assert "reconciled" in page.locator("[data-testid=audit]").inner_text()
+        shot(page, "audit", store_url)
+        page.click("[data-testid=audit] a >> nth=-1")
+        assert "attempt" in page.locator("main").inner_text()
+        page.goto(inbox + "/dashboard")
+        assert page.locator("svg[aria-label='calls and failures per tool']").count() == 1
+        assert "amount_rs" in page.locator("[data-testid=fields]").inner_text()
+        shot(page, "dashboard", store_url)
+        page.close()

@@ -1,0 +1,92 @@
+"""What keeps the inbox private, checked over HTTP: Host header, token, CSRF, no secret on a page."""
+
+from __future__ import annotations
+
+from typing import Annotated, Any
+
+import pytest
+from starlette.testclient import TestClient
+
+import toolproof
+from tests.cli._run import toolproof_cli
+from toolproof.inbox import create_app
+from toolproof.stores import MemoryStore
+
+SECRET = "tok-9secret-abcdef0123456"
+TOKEN = "a-long-enough-token-0123"
+
+
+def gated_store() -> tuple[MemoryStore, str]:
+    @toolproof.tool(effect="write", approval="always")
+    def wire(amount_rs: int, api_token: Annotated[str, toolproof.Secret]) -> dict[str, int]:
+        """Send a wire.
+
+        Use it to pay. Returns the wire.
+        """
+        return {"amount_rs": amount_rs}
+
+    store = MemoryStore()
+    runner = toolproof.Runner(toolproof.Toolset([wire]), store=store)
+    envelope = runner.call_sync("wire", {"amount_rs": 5, "api_token": SECRET})
+    runner.flush()
+    return store, str(envelope.meta.extra["approval_id"])
+
+
+def client(app: Any) -> TestClient:
+    return TestClient(app, base_url="http://127.0.0.1:8765", follow_redirects=False)
+
+
+def csrf_of(c: TestClient) -> str:
+    c.get("/approvals")
+    return str(c.cookies.get("toolproof_csrf"))
+
+
+def test_a_foreign_host_header_is_refused() -> None:
+    store, _ = gated_store()
+    c = client(create_app(store))
+    assert c.get("/approvals").status_code == 200
+    assert c.get("/approvals", headers={"host": "evil.example"}).status_code == 400
+
+
+def test_posts_need_the_csrf_token_and_the_same_origin() -> None:
+    store, rid = gated_store()
+    c = client(create_app(store))
+    token = csrf_of(c)
+    c.cookies.set("toolproof_operator", "alice")
+    assert c.post(f"/approvals/{rid}/approve", data={"note": "x"}).status_code == 403
+    assert c.post(f"/approvals/{rid}/approve", data={"csrf": "forged"}).status_code == 403
+    cross = c.post(f"/approvals/{rid}/approve", data={"csrf": token}, headers={"origin": "http://evil.example"})
+    assert cross.status_code == 403
+    before = store.approval_get(rid)
+    assert before is not None and before.status == "pending"
+    ok = c.post(f"/approvals/{rid}/approve", data={"csrf": token})
+    after = store.approval_get(rid)
+    assert ok.status_code == 303 and after is not None and after.decided_by == "alice"
+    again = c.post(f"/approvals/{rid}/approve", data={"csrf": token})
+    assert again.status_code == 409 and "already approved by alice" in again.text
+
+
+def test_a_token_guards_every_page_when_set() -> None:
+    store, _ = gated_store()
+    c = client(create_app(store, token=TOKEN))
+    assert c.get("/approvals").status_code == 401
+    assert c.get("/approvals", headers={"authorization": f"Bearer {TOKEN}"}).status_code == 200
+    assert c.get("/?token=wrong").status_code == 401
+    entered = c.get(f"/approvals?token={TOKEN}")
+    assert entered.status_code == 303 and c.get("/approvals").status_code == 200
+
+
+def test_secrets_never_reach_a_page() -> None:
+    store, _ = gated_store()
+    c = client(create_app(store))
+    for path in ("/approvals", "/stops", "/audit", "/dashboard"):
+        page = c.get(path)
+        assert page.status_code == 200 and SECRET not in page.text, path
+    assert "amount_rs" in c.get("/approvals").text
+
+
+@pytest.mark.e2e
+def test_ui_refuses_to_listen_beyond_loopback_without_a_token(tmp_path: Any) -> None:
+    url = f"sqlite:///{tmp_path / 'tp.sqlite3'}"
+    refused = toolproof_cli("ui", "--host", "0.0.0.0", "--store", url, code=2)
+    assert "give --token" in refused.stderr
