@@ -7,6 +7,7 @@ import os
 import socket
 import subprocess
 import sys
+import tempfile
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -19,7 +20,10 @@ from tests._data import REPO_ROOT
 from tests.pg_support import drop_schema, postgres_server, unique_schema, with_schema
 
 CHROMIUM = "/usr/bin/chromium"
-SHOTS = REPO_ROOT / "docs" / "inbox"
+# Screenshots go to a scratch folder (tests never write into the checkout); to refresh the ones docs/inbox.md
+# shows: TOOLPROOF_TEST_SCREENSHOTS=docs/inbox .venv/bin/python -m pytest tests/inbox/test_browser.py
+SHOTS = REPO_ROOT / os.environ["TOOLPROOF_TEST_SCREENSHOTS"] if os.environ.get("TOOLPROOF_TEST_SCREENSHOTS") else (
+    Path(tempfile.gettempdir()) / "toolproof-tests" / "inbox-screenshots")
 
 
 def free_port() -> int:

@@ -34,7 +34,10 @@ def sign_in(page: Any, base: str, name: str) -> None:
 
 def shot(page: Any, name: str, store_url: str) -> None:
     if store_url.startswith("sqlite"):  # one set of pictures for the docs
-        page.screenshot(path=str(SHOTS / f"{name}.png"), full_page=True)
+        SHOTS.mkdir(parents=True, exist_ok=True)
+        path = SHOTS / f"{name}.png"
+        page.screenshot(path=str(path), full_page=True)
+        assert path.stat().st_size > 1000, path  # a real picture of the page
 
 
 def test_approve_in_the_browser_and_the_order_is_placed_once(inbox: str, store_url: str, browser: Any,
