@@ -88,17 +88,17 @@ def print_selection(data: Mapping[str, Any], console: Console) -> None:
         for col in ("tag", "tool", "pass@1", f"pass^{data['runs']}", "model errors"):
             tags.add_column(col, justify="right" if col != "tag" else "left")
         for tag, d in data["per_tag"].items():
-            tags.add_row(tag, _pct(d["tool"]), _pct(d["pass_at_1"]), _pct(d["pass_hat_k"]), _errors(d))
+            tags.add_row(Text(tag), _pct(d["tool"]), _pct(d["pass_at_1"]), _pct(d["pass_hat_k"]), _errors(d))
         console.print(tags)
     if data["field_failures"]:
         ff = Table(title="failures per tool and field")
         for col in ("tool", "field", "kind", "count"):
             ff.add_column(col)
         for row in data["field_failures"][:15]:
-            ff.add_row(row["tool"], row["field"], row["kind"], str(row["count"]))
+            ff.add_row(Text(row["tool"]), Text(row["field"]), Text(row["kind"]), str(row["count"]))
         console.print(ff)
     if data["shaky"]:
-        console.print(f"[yellow]shaky (runs disagree):[/] {', '.join(data['shaky'])}")
+        console.print(Text("shaky (runs disagree): ", style="yellow") + Text(", ".join(data["shaky"])))
 
 
 def print_schema(data: Mapping[str, Any], console: Console) -> None:
@@ -107,12 +107,12 @@ def print_schema(data: Mapping[str, Any], console: Console) -> None:
     for col in ("tool", "field", "rejections", "model errors"):
         t.add_column(col)
     for row in data["per_field"]:
-        t.add_row(row["tool"], row["field"], str(row["count"]), "")
+        t.add_row(Text(row["tool"]), Text(row["field"]), str(row["count"]), "")
     tally = data.get("model_errors")
     t.add_row("(model)", "-", "", str(tally["errors"]) if tally else "-")
     console.print(t)
     for line in data["diagnosis"]:
-        console.print(f"  {line}")
+        console.print(Text(f"  {line}"))
 
 
 def print_recovery(data: Mapping[str, Any], console: Console) -> None:
@@ -133,7 +133,7 @@ def print_recovery(data: Mapping[str, Any], console: Console) -> None:
         m.add_column(o, justify="right")
     for expected, row in data["confusion"].items():
         if sum(row.values()):
-            m.add_row(expected, *[str(row[o]) if row[o] else "." for o in labels])
+            m.add_row(Text(expected), *[str(row[o]) if row[o] else "." for o in labels])
     console.print(m)
     if s["followup"]["total"]:
         console.print(f"after a re-read: {s['followup']['passed']}/{s['followup']['total']} right follow-ups")
