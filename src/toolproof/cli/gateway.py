@@ -15,6 +15,7 @@ from .serve import HostOpt, HttpOpt, PortOpt
 
 
 def gateway(
+    ctx: typer.Context,
     config: Annotated[Path | None, typer.Option("--config", "-c", help="Gateway TOML file (docs/mcp.md).")] = None,
     upstream: Annotated[list[str] | None, typer.Option("--upstream", "-u",
                                                        help="NAME=COMMAND or NAME=URL (repeatable).")] = None,
@@ -28,6 +29,8 @@ def gateway(
     store: StoreOpt = None,
 ) -> None:
     """Serve the tools of one or more upstream MCP servers through the whole contract."""
+    if ctx.invoked_subcommand is not None:  # `gateway pins ...`
+        return
     from ..contract.errors import ToolError
     from ..mcp import ConfigError, Gateway, gateway_config
 
@@ -55,4 +58,9 @@ def gateway(
 
 
 def register(app: typer.Typer) -> None:
-    app.command("gateway")(gateway)
+    from .pins import pins_app
+
+    group = typer.Typer(invoke_without_command=True, help=gateway.__doc__)
+    group.callback()(gateway)
+    group.add_typer(pins_app, name="pins")
+    app.add_typer(group, name="gateway")

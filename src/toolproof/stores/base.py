@@ -12,6 +12,7 @@ from typing import Any, Literal, TypeVar
 from urllib.parse import urlsplit, urlunsplit
 
 from .intent import Intent, IntentStatus
+from .pins import Pin
 from .records import AuditRecord, EffectStatus, StopRecord
 
 FinishStatus = Literal["done", "failed", "unknown"]
@@ -107,6 +108,20 @@ class Store(ABC):
     @abstractmethod
     def journal_prune(self, before: float) -> int:
         """Delete finished intents (`done`, `failed`) last updated before `before`; never unknown or in flight."""
+
+    # --- pins: reviewed upstream tool definitions (the gateway's drift check) ---------------------------------
+    def pin_claim(self, pin: Pin) -> Pin:
+        """Store `pin` unless (upstream, tool) is pinned already; return the pin that holds (first sight wins,
+        so gateways of one fleet agree)."""
+        raise NotImplementedError(f"{type(self).__name__} keeps no pins")
+
+    def pin_put(self, pin: Pin) -> None:
+        """Write `pin` over whatever (upstream, tool) held (an accepted change, a pending one, an approval)."""
+        raise NotImplementedError(f"{type(self).__name__} keeps no pins")
+
+    def pin_list(self, *, upstream: str | None = None) -> list[Pin]:
+        """Every pin, by upstream and tool."""
+        raise NotImplementedError(f"{type(self).__name__} keeps no pins")
 
     def resolve_stops_for_key(self, key: str, *, resolution: str, effect_status: EffectStatus) -> int:
         """Resolve every open stop record linked to an idempotency key; returns how many."""
