@@ -58,7 +58,7 @@ def gateway(
 
 
 def register(app: typer.Typer) -> None:
-    from .pins import pins_app
+    from ._pins import pins_app
 
     group = typer.Typer(invoke_without_command=True, help=gateway.__doc__)
     group.callback()(gateway)

@@ -1,5 +1,5 @@
 """`toolproof gateway pins list|show|approve`: review the upstream tool definitions the gateway pinned, and the
-changes it holds back (registered under `gateway` by cli/gateway.py)."""
+changes it holds back (registered under `gateway` by cli/gateway.py, the file of that group)."""
 
 from __future__ import annotations
 
