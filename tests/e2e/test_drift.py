@@ -152,3 +152,26 @@ def test_the_drift_policy_is_checked_when_the_config_is_read() -> None:
     assert config_from_dict({"upstreams": {"b": {"command": "x"}}}).upstreams[0].drift == "accept-compatible"
     with pytest.raises(ConfigError, match="drift must be one of"):
         config_from_dict({"upstreams": {"b": {"command": "x", "drift": "sometimes"}}})
+
+
+async def test_pins_from_a_lock_of_the_live_server_block_a_change_at_the_first_gateway_start(tmp_path: Path) -> None:
+    """`toolproof lock --mcp-command` locks the live upstream; `pins import` pins it before any gateway ran; the
+    first gateway start that sees a changed definition blocks it."""
+    file = tmp_path / "tools.json"
+    file.write_text(json.dumps(V1), encoding="utf-8")
+    command = f"{PY} -m tests.mcp_servers.drifting {file}"
+    lock = tmp_path / "billing.lock.json"
+    toolproof_cli("lock", "--mcp-command", command, "--out", str(lock), env=child_env())
+    assert json.loads(lock.read_text(encoding="utf-8"))["tools"][0]["name"] == "lookup_invoice"
+    url = f"sqlite:///{tmp_path / 'gw.sqlite3'}"
+    toolproof_cli("gateway", "pins", "import", "billing", str(lock), "-s", url)
+    poisoned = copy.deepcopy(V1)
+    poisoned[0]["description"] += INJECTED
+    async with start(tmp_path, poisoned, url) as gw:
+        assert [d.action for d in gw.drifts] == ["blocked"]
+    async with start(tmp_path, V1, url) as gw:  # the locked definition itself: nothing changed
+        assert [d.action for d in gw.drifts] == ["unchanged"]
+    # and the diff of the lock against the live server says what changed
+    file.write_text(json.dumps(poisoned), encoding="utf-8")
+    out = toolproof_cli("diff", str(lock), f"stdio:{command}", "--fail-on", "behavioural", env=child_env(), code=1)
+    assert "description-changed" in out.stdout

@@ -1,18 +1,21 @@
-"""`toolproof gateway pins list|show|approve`: review the upstream tool definitions the gateway pinned, and the
+"""`toolproof gateway pins list|show|approve|import`: review the upstream tool definitions the gateway pinned, and the
 changes it holds back (registered under `gateway` by cli/gateway.py, the file of that group)."""
 
 from __future__ import annotations
 
 import dataclasses
+from pathlib import Path
 from typing import Annotated, Any
 
 import typer
 
+from ..stores import open_store
 from ..stores.pins import Pin
 from ._options import (
     JsonOpt,
     NoteOpt,
     StoreOpt,
+    chosen_store,
     fail,
     open_existing,
     print_json,
@@ -105,3 +108,35 @@ def approve_cmd(upstream: UpstreamArg, tool: ToolArg, note: NoteOpt = None, stor
     finally:
         db.close()
     say(f"approved {upstream}/{tool}: pinned {approved.fingerprint}")
+
+
+@pins_app.command("import")
+def import_cmd(
+    upstream: UpstreamArg,
+    lock_file: Annotated[Path, typer.Argument(help="A `toolproof lock` file of that upstream's tools.")],
+    note: NoteOpt = None,
+    store: StoreOpt = None,
+) -> None:
+    """Pin an upstream's tools from a reviewed lock file (instead of on first sight); replaces their pins."""
+    import json
+    import time
+
+    from ..contract.errors import DefinitionError
+    from ..versions import loads_lock
+
+    try:
+        lock = loads_lock(json.loads(lock_file.read_text(encoding="utf-8")))
+    except (OSError, ValueError, DefinitionError) as exc:
+        raise fail(f"{lock_file}: {exc}") from None
+    now = time.time()
+    try:  # pinning before the first gateway start is the point: the store may not exist yet
+        db = open_store(chosen_store(store))
+    except (ValueError, ImportError, OSError) as exc:
+        raise fail(str(exc)) from None
+    try:
+        for entry in lock.tools.values():
+            db.pin_put(Pin(upstream, entry.name, entry.version, entry.to_dict(), now,
+                           note=note or f"pinned from {lock_file.name}"))
+    finally:
+        db.close()
+    say(f"pinned {len(lock.tools)} tool(s) of {upstream} from {lock_file}")
