@@ -11,6 +11,7 @@ from typing import Annotated, Any
 
 import typer
 
+from ..audit.versions import failures_by_version
 from ..contract.redaction import redact
 from ..stores.records import AuditRecord
 from ._options import (
@@ -134,8 +135,17 @@ def _csv(records: list[AuditRecord]) -> str:
 
 
 @audit_app.command("fields")
-def fields_cmd(as_json: JsonOpt = False, store: StoreOpt = None) -> None:
+def fields_cmd(
+    as_json: JsonOpt = False,
+    store: StoreOpt = None,
+    by_version: Annotated[bool, typer.Option("--by-version", help="Per schema version, oldest first, with the "
+                                             "calls each version ran and the failure rate.")] = False,
+    tool: ToolOpt = None,
+) -> None:
     """Validation failures per tool x field x schema version, most frequent first."""
+    if by_version:
+        _fields_by_version(store, tool, as_json)
+        return
     db = open_existing(store)
     try:
         rows = db.field_failures()
@@ -148,6 +158,21 @@ def fields_cmd(as_json: JsonOpt = False, store: StoreOpt = None) -> None:
         say(f"no validation failures in {shown_store(store)}")
         return
     print_table(("tool", "field", "schema_version", "count"), rows)
+
+
+def _fields_by_version(store: str | None, tool: str | None, as_json: bool) -> None:
+    """A failure spike maps to a change: each tool's versions in the order they were first seen, the calls
+    each ran, and per field the calls it failed."""
+    rows = [r.to_dict() for r in failures_by_version(_records(store, _ALL, tool))]
+    if as_json:
+        print_json_lines(rows)
+        return
+    if not rows:
+        say(f"no audit records in {shown_store(store)}")
+        return
+    print_table(("tool", "schema_version", "first seen", "calls", "field", "failed", "rate"), (
+        (r["tool"], r["schema_version"], timestamp(r["first_seen"]), r["calls"], r["field"], r["failed"],
+         f"{100 * r['rate']:.1f}%") for r in rows))
 
 
 def register(app: typer.Typer) -> None:

@@ -191,6 +191,10 @@ def schema_cmd(
     today: str | None = TodayOpt,
     max_model_errors: float = MaxErrorsOpt,
     allow_errors: bool = AllowErrorsOpt,
+    baseline: Path | None = typer.Option(None, "--baseline", help="A previous `eval schema --out` file: compare "
+                                         "per-field failure rates with it and exit 1 on a regression."),
+    tolerance: float = typer.Option(0.0, "--tolerance", min=0.0, help="With --baseline: how much a field's "
+                                    "failure rate (failures per call of the tool) may rise."),
 ) -> None:
     """Run every call the model generates for the cases through the production validator, per field."""
     from ..evals.model_errors import TooManyModelErrors
@@ -198,6 +202,7 @@ def schema_cmd(
     from ..evals.selection import run_selection
 
     cases = _load_case_set(cases_path, None, today)
+    old_reports = _read_baseline(baseline)
     reports = []
     for lb, ts in _toolsets(cases, toolset, label):
         m = _model(model, lb, base_url, api_key)
@@ -209,9 +214,46 @@ def schema_cmd(
             raise _unanswered(exc) from None
         except ValueError as exc:
             raise fail(str(exc)) from None
-        reports.append(check_report(report, ts).to_dict())
+        reports.append({**check_report(report, ts).to_dict(), "label": lb,
+                        "schema_versions": {t.name: t.schema_version for t in ts}})
         _show(reports[-1], as_json)
+        if old_reports is not None:
+            _against_baseline(reports[-1], old_reports, tolerance, as_json)
     _write_outputs(reports, out, html_out, as_json)
+    if any(d["regressed"] for r in reports for d in r.get("baseline", {}).get("fields", ())):
+        raise typer.Exit(1)
+
+
+def _read_baseline(path: Path | None) -> list[dict[str, Any]] | None:
+    from ..evals.report import read_json
+
+    if path is None:
+        return None
+    try:
+        return read_json(path)
+    except (OSError, ValueError) as exc:
+        raise fail(f"--baseline {path}: {exc}") from None
+
+
+def _against_baseline(report: dict[str, Any], old_reports: list[dict[str, Any]], tolerance: float,
+                      as_json: bool) -> None:
+    """Per-field failure rates now against the baseline's, kept in the report and shown as a table."""
+    from ..evals.schema_baseline import baseline_for, compare_fields
+
+    try:
+        old = baseline_for(old_reports, report["label"])
+    except ValueError as exc:
+        raise fail(str(exc)) from None
+    deltas = compare_fields(old, report, tolerance=tolerance)
+    report["baseline"] = {"tolerance": tolerance, "fields": [d.to_dict() for d in deltas]}
+    if as_json:
+        return
+    print_table(("tool", "field", "version", "baseline", "now", "verdict"), (
+        (d.tool, d.field, f"{(d.old_version or '-')[:8]} -> {(d.new_version or '-')[:8]}",
+         f"{d.old_failures}/{d.old_calls}", f"{d.new_failures}/{d.new_calls}",
+         "REGRESSION" if d.regressed else "ok") for d in deltas), title="per-field failures against the baseline")
+    regressions = sum(d.regressed for d in deltas)
+    say(f"{regressions} field(s) regressed against the baseline" if regressions else "no field regressed")
 
 
 @eval_app.command("recovery")

@@ -33,6 +33,7 @@ CheckOpt = Annotated[bool, typer.Option(
 
 
 def gateway(
+    ctx: typer.Context,
     config: Annotated[Path | None, typer.Option("--config", "-c", help="Gateway TOML file (docs/mcp.md).")] = None,
     upstream: Annotated[list[str] | None, typer.Option("--upstream", "-u",
                                                        help="NAME=COMMAND or NAME=URL (repeatable).")] = None,
@@ -54,6 +55,8 @@ def gateway(
 
     At start it prints (on stderr) how every upstream tool is treated: trusted or not, the effect assumed,
     journaled (a repeat replays the first answer) or not, retried or not."""
+    if ctx.invoked_subcommand is not None:  # `gateway pins ...`
+        return
     from ..contract.errors import ToolError
     from ..mcp import ConfigError, gateway_config
 
@@ -132,4 +135,9 @@ def _yes(flag: bool) -> str:
 
 
 def register(app: typer.Typer) -> None:
-    app.command("gateway")(gateway)
+    from ._pins import pins_app
+
+    group = typer.Typer(invoke_without_command=True, help=gateway.__doc__)
+    group.callback()(gateway)
+    group.add_typer(pins_app, name="pins")
+    app.add_typer(group, name="gateway")

@@ -8,7 +8,9 @@ trust rules in `trust.py`; `Tool.upstream` names the server, so breakers work pe
 
 from __future__ import annotations
 
+import asyncio
 import copy
+import time
 from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from typing import Any
@@ -19,8 +21,10 @@ from ..catalog.toolset import Toolset
 from ..contract.context import CallContext
 from ..contract.errors import DefinitionError
 from ..contract.tool import Tool
+from ..stores import Store
 from .config import DEFAULT_TIMEOUT_S, NamingPolicy, ToolOverride, Upstream
 from .connection import UpstreamConnection
+from .drift import Drift, blocked, check_tool, pinned_remote
 from .errormap import DEFAULT_ERROR_MAPPING, ErrorMapping
 from .naming import Origin, assign_names
 from .results import interpret, unwrap_output_schema
@@ -150,6 +154,21 @@ def build_tools(
     return [build_tool(conn, remote, names[origin]) for origin, conn, remote in origins]
 
 
+def build_pinned_tools(
+    loaded: Sequence[tuple[UpstreamConnection, Sequence[types.Tool]]], naming: NamingPolicy, store: Store
+) -> tuple[list[Tool], tuple[Drift, ...]]:
+    """`build_tools` with every tool checked against its pin first (drift.py): a blocked change is built from
+    the pinned definition and refuses every call. Blocking store calls: run it off the event loop."""
+    now = time.time()
+    drifts = [[check_tool(store, c.upstream.name, c.upstream.drift, r, now) for r in remotes]
+              for c, remotes in loaded]
+    served = [(c, [pinned_remote(d, r) if d.action == "blocked" else r for d, r in zip(ds, rs, strict=True)])
+              for ds, (c, rs) in zip(drifts, loaded, strict=True)]
+    flat = tuple(d for ds in drifts for d in ds)
+    tools = build_tools(served, naming)
+    return [blocked(t, d) if d.action == "blocked" else t for t, d in zip(tools, flat, strict=True)], flat
+
+
 async def import_tools(
     source: str | Sequence[str] | Upstream,
     *,
@@ -161,13 +180,17 @@ async def import_tools(
     cwd: str | None = None,
     errors: ErrorMapping = DEFAULT_ERROR_MAPPING,
     prefix: bool = False,
+    pins: Store | None = None,
+    drift: str | None = None,
 ) -> ImportedToolset:
     """Connect to an MCP server and return its tools as a `Toolset` that runs through a `Runner`.
 
     `source` is a URL (`http(s)://...`, streamable HTTP), a command line (a string or an argv list: stdio),
     or a full `Upstream` (then `trusted=True` and `tools` are added to its own). Untrusted by default:
     every tool is a non-idempotent write unless `tools` overrides say otherwise. `prefix=True` names
-    tools `NAME__tool`. Close the result with `aclose()` or use it as `async with`.
+    tools `NAME__tool`. With `pins` (a store), every tool is checked against its pin there and a change is
+    handled by `drift` (`accept-compatible` by default, `block`, `warn`: see drift.py), as in the gateway.
+    Close the result with `aclose()` or use it as `async with`.
     """
     if isinstance(source, Upstream):
         upstream = replace(source, trusted=source.trusted or trusted, tools={**source.tools, **(tools or {})})
@@ -178,10 +201,17 @@ async def import_tools(
         upstream = Upstream(name=name, command=source if isinstance(source, str) else tuple(source),  # type: ignore[arg-type]
                             env=env or {}, cwd=cwd, trusted=trusted, tools=tools or {}, timeout_s=timeout_s,
                             errors=errors)
+    if drift is not None:
+        upstream = replace(upstream, drift=drift)
     connection = UpstreamConnection(upstream)
+    naming = NamingPolicy(prefix="always" if prefix else "on_clash")
     try:
         remotes = await load_upstream(connection)
-        built = build_tools([(connection, remotes)], NamingPolicy(prefix="always" if prefix else "on_clash"))
+        if pins is None:
+            built = build_tools([(connection, remotes)], naming)
+        else:
+            store = pins
+            built, _ = await asyncio.to_thread(lambda: build_pinned_tools([(connection, remotes)], naming, store))
     except BaseException:
         await connection.aclose()
         raise

@@ -20,6 +20,8 @@ from ..contract.tool import Effect, Risk
 from .errormap import DEFAULT_ERROR_MAPPING, ErrorMapping, ErrorRule
 
 PrefixMode = Literal["always", "on_clash"]
+#: The `drift` policies of an upstream (mcp/drift.py says what each does).
+DRIFT_POLICIES: Final = ("accept-compatible", "block", "warn")
 UPSTREAM_NAME_RE: Final = re.compile(r"^[a-zA-Z0-9_-]{1,32}$")
 SEPARATOR_RE: Final = re.compile(r"^[_-]{1,3}$")
 DEFAULT_TIMEOUT_S: Final = 30.0
@@ -72,8 +74,13 @@ class Upstream:
     exclude: tuple[str, ...] = ()
     close_open_schemas: bool = True
     errors: ErrorMapping = DEFAULT_ERROR_MAPPING
+    #: What a changed tool definition gets (mcp/drift.py): `accept-compatible`, `block` or `warn`.
+    drift: str = "accept-compatible"
 
     def __post_init__(self) -> None:
+        if self.drift not in DRIFT_POLICIES:
+            raise ConfigError(f"upstream {self.name!r}: drift must be one of {', '.join(DRIFT_POLICIES)}, "
+                              f"got {self.drift!r}")
         if not isinstance(self.name, str) or not UPSTREAM_NAME_RE.match(self.name):
             raise ConfigError(f"upstream name {self.name!r} must match {UPSTREAM_NAME_RE.pattern}")
         if isinstance(self.command, str):
@@ -147,7 +154,8 @@ def _check_timeout(value: Any, what: str) -> None:
 
 _GATEWAY_KEYS: Final = frozenset({"name", "store", "prefix", "separator"})
 _UPSTREAM_KEYS: Final = frozenset(
-    {"command", "url", "env", "cwd", "trusted", "timeout_s", "tools", "exclude", "close_open_schemas", "errors"}
+    {"command", "url", "env", "cwd", "trusted", "timeout_s", "tools", "exclude", "close_open_schemas", "errors",
+     "drift"}
 )
 _TOOL_KEYS: Final = frozenset({"effect", "idempotent", "risk", "timeout_s", "rename"})
 _RULE_KEYS: Final = frozenset({"pattern", "class", "code"})
@@ -214,6 +222,7 @@ def upstream_from_dict(name: str, data: Mapping[str, Any], *, base_dir: Path | N
             exclude=tuple(exclude),
             close_open_schemas=bool(data.get("close_open_schemas", True)),
             errors=DEFAULT_ERROR_MAPPING.with_rules(rules),
+            drift=str(data.get("drift", "accept-compatible")),
         )
     except TypeError as exc:
         raise ConfigError(f"{where}: {exc}") from None

@@ -21,9 +21,10 @@ from ..contract.tool import Effect, Tool
 from ..orchestration.policy import RetryPolicy, decide_retry
 from ..pipeline.runner import Runner
 from ..stores import Store, open_store
-from .client import build_tools, load_upstream
+from .client import build_pinned_tools, load_upstream
 from .config import GatewayConfig
 from .connection import UpstreamConnection
+from .drift import Drift
 from .server import create_server, serve_http, serve_stdio
 from .trust import Source, derive_policy
 
@@ -81,6 +82,7 @@ class Gateway:
         self.connections = tuple(UpstreamConnection(up) for up in config.upstreams)
         self._runner: Runner | None = None
         self._remotes: list[tuple[UpstreamConnection, types.Tool, str]] = []  # (upstream, its tool, our name)
+        self.drifts: tuple[Drift, ...] = ()  # what the drift check found at start, one per served tool
 
     @property
     def runner(self) -> Runner:
@@ -97,7 +99,8 @@ class Gateway:
         store = self._store if isinstance(self._store, Store) else open_store(self._store)
         try:
             loaded = await asyncio.gather(*(load_upstream(c) for c in self.connections))
-            tools = build_tools(list(zip(self.connections, loaded, strict=True)), self.config.naming)
+            pairs = list(zip(self.connections, loaded, strict=True))
+            tools, self.drifts = await asyncio.to_thread(build_pinned_tools, pairs, self.config.naming, store)
             toolset = Toolset(tools)
             self._runner = Runner(toolset, store=store, **self._runner_options)
             # build_tools keeps the order of the upstreams and of their tools

@@ -17,6 +17,7 @@ from ..contract.redaction import storable
 from .approval import ApprovalRequest, ApprovalStatus
 from .base import FinishStatus, Store
 from .intent import Intent, IntentStatus
+from .pins import Pin
 from .records import AuditRecord, EffectStatus, StopRecord
 
 # Versioned migrations: (version, statements). Never edit a shipped entry; append a new one.
@@ -115,6 +116,21 @@ MIGRATIONS: Final[tuple[tuple[int, tuple[str, ...]], ...]] = (
             decided_at {real},
             note TEXT)""",
         "CREATE INDEX IF NOT EXISTS toolproof_approvals_at ON toolproof_approvals (at)",
+    )),
+    (4, (
+        # Reviewed upstream tool definitions: the gateway's drift check (stores/pins.py).
+        """CREATE TABLE IF NOT EXISTS toolproof_pins (
+            upstream TEXT NOT NULL,
+            tool TEXT NOT NULL,
+            fingerprint TEXT NOT NULL,
+            definition TEXT NOT NULL,
+            pinned_at {real} NOT NULL,
+            pending_fingerprint TEXT,
+            pending TEXT,
+            changes TEXT NOT NULL,
+            seen_at {real},
+            note TEXT,
+            PRIMARY KEY (upstream, tool))""",
     )),
 )
 SCHEMA_VERSION: Final = MIGRATIONS[-1][0]
@@ -240,6 +256,21 @@ def approval_from_row(row: Sequence[Any]) -> ApprovalRequest:
                            decided_by=row[13], decided_at=None if row[14] is None else float(row[14]), note=row[15])
 
 
+PIN_COLUMNS: Final = ("upstream, tool, fingerprint, definition, pinned_at, pending_fingerprint, pending, changes,"
+                      " seen_at, note")
+
+
+def pin_params(p: Pin) -> tuple[Any, ...]:
+    return (p.upstream, p.tool, p.fingerprint, dumps(p.definition), p.pinned_at, p.pending_fingerprint,
+            None if p.pending is None else dumps(p.pending), dumps(p.changes), p.seen_at, p.note)
+
+
+def pin_from_row(row: Sequence[Any]) -> Pin:
+    return Pin(upstream=row[0], tool=row[1], fingerprint=row[2], definition=loads(row[3]), pinned_at=float(row[4]),
+               pending_fingerprint=row[5], pending=loads(row[6]), changes=loads(row[7]) or [],
+               seen_at=None if row[8] is None else float(row[8]), note=row[9])
+
+
 class SqlStore(Store):
     """The Store methods as SQL; a subclass supplies the connection."""
 
@@ -341,6 +372,24 @@ class SqlStore(Store):
         count, _ = self._run("UPDATE toolproof_approvals SET status = ?, decided_by = ?, decided_at = ?, note = ?"
                              f" WHERE id = ? AND status = 'pending'{live}", params)
         return count == 1
+
+    # --- pins -------------------------------------------------------------------------------------------------
+    def pin_claim(self, pin: Pin) -> Pin:
+        self._run(f"INSERT INTO toolproof_pins ({PIN_COLUMNS}) VALUES ({_marks(10)}) ON CONFLICT DO NOTHING",
+                  pin_params(pin))
+        _, rows = self._run(f"SELECT {PIN_COLUMNS} FROM toolproof_pins WHERE upstream = ? AND tool = ?",
+                            (pin.upstream, pin.tool))
+        return pin_from_row(rows[0])
+
+    def pin_put(self, pin: Pin) -> None:
+        sets = ", ".join(f"{c.strip()} = excluded.{c.strip()}" for c in PIN_COLUMNS.split(",")[2:])
+        self._run(f"INSERT INTO toolproof_pins ({PIN_COLUMNS}) VALUES ({_marks(10)})"
+                  f" ON CONFLICT (upstream, tool) DO UPDATE SET {sets}", pin_params(pin))
+
+    def pin_list(self, *, upstream: str | None = None) -> list[Pin]:
+        where, params = ("WHERE upstream = ?", (upstream,)) if upstream is not None else ("", ())
+        _, rows = self._run(f"SELECT {PIN_COLUMNS} FROM toolproof_pins {where} ORDER BY upstream, tool", params)
+        return [pin_from_row(r) for r in rows]
 
     # --- journal ----------------------------------------------------------------------------------------------
     def journal_claim(self, intent: Intent) -> bool:

@@ -13,6 +13,7 @@ from urllib.parse import urlsplit, urlunsplit
 
 from .approval import ApprovalRequest, ApprovalStatus
 from .intent import Intent, IntentStatus
+from .pins import Pin
 from .records import AuditRecord, EffectStatus, StopRecord
 
 FinishStatus = Literal["done", "failed", "unknown"]
@@ -118,6 +119,20 @@ class Store(ABC):
     def journal_prune(self, before: float, key: str | None = None) -> int:
         """Delete finished intents (`done`, `failed`) last updated before `before` (only `key`'s, when given);
         never unknown or in flight."""
+
+    # --- pins: reviewed upstream tool definitions (the gateway's drift check) ---------------------------------
+    def pin_claim(self, pin: Pin) -> Pin:
+        """Store `pin` unless (upstream, tool) is pinned already; return the pin that holds (first sight wins,
+        so gateways of one fleet agree)."""
+        raise NotImplementedError(f"{type(self).__name__} keeps no pins")
+
+    def pin_put(self, pin: Pin) -> None:
+        """Write `pin` over whatever (upstream, tool) held (an accepted change, a pending one, an approval)."""
+        raise NotImplementedError(f"{type(self).__name__} keeps no pins")
+
+    def pin_list(self, *, upstream: str | None = None) -> list[Pin]:
+        """Every pin, by upstream and tool."""
+        raise NotImplementedError(f"{type(self).__name__} keeps no pins")
 
     def resolve_stops_for_key(self, key: str, *, resolution: str, effect_status: EffectStatus) -> int:
         """Resolve every open stop record linked to an idempotency key; returns how many."""

@@ -12,6 +12,7 @@ from typing import Any
 from .approval import ApprovalRequest, ApprovalStatus
 from .base import FinishStatus, Store
 from .intent import Intent, IntentStatus
+from .pins import Pin
 from .records import AuditRecord, EffectStatus, StopRecord
 
 
@@ -27,6 +28,19 @@ class MemoryStore(Store):
         self._intents: dict[str, Intent] = {}
         self._operations: dict[str, str] = {}  # operation id -> key: the UNIQUE index of the SQL stores
         self._approvals: dict[str, ApprovalRequest] = {}
+        self._pins: dict[tuple[str, str], Pin] = {}
+
+    def pin_claim(self, pin: Pin) -> Pin:
+        with self._lock:
+            return self._pins.setdefault((pin.upstream, pin.tool), pin)
+
+    def pin_put(self, pin: Pin) -> None:
+        with self._lock:
+            self._pins[(pin.upstream, pin.tool)] = pin
+
+    def pin_list(self, *, upstream: str | None = None) -> list[Pin]:
+        with self._lock:
+            return [p for k, p in sorted(self._pins.items()) if upstream is None or k[0] == upstream]
 
     def append_audit(self, records: Sequence[AuditRecord]) -> None:
         with self._lock:
