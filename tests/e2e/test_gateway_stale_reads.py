@@ -18,6 +18,7 @@ from mcp.client.client import Client
 
 from tests.mcp_servers.harness import PY, REPO_ROOT, TIME_SERVER, child_env, toolproof_stdio
 from toolproof import Envelope
+from toolproof.integrations.meta import mcp_meta
 
 pytestmark = pytest.mark.timeout(120)
 UPSTREAM = "time=" + shlex.join(TIME_SERVER)
@@ -37,9 +38,11 @@ def envelope(result: object) -> Envelope:
 async def test_a_replayed_read_says_which_call_ran_and_when() -> None:
     async with Client(toolproof_stdio("gateway", "--upstream", UPSTREAM), read_timeout_seconds=60) as client:
         before = time.time()
-        first = envelope(await client.call_tool("get_current_time", {"timezone": "UTC"}))
+        # One conversation (an agent's): the untrusted "read" is journaled, so its repeat there is replayed.
+        meta = mcp_meta("stale-reads")
+        first = envelope(await client.call_tool("get_current_time", {"timezone": "UTC"}, meta=meta))  # type: ignore[arg-type]
         await asyncio.sleep(2)
-        second = envelope(await client.call_tool("get_current_time", {"timezone": "UTC"}))
+        second = envelope(await client.call_tool("get_current_time", {"timezone": "UTC"}, meta=meta))  # type: ignore[arg-type]
     assert first.ok and not first.meta.replayed and "replayed_from" not in first.meta.to_dict()
     # Still the stored answer (an untrusted tool is journaled), but it now says so, with the original call and time.
     assert second.meta.replayed and second.result == first.result
