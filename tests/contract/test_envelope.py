@@ -134,3 +134,11 @@ def test_from_dict_never_crashes(data: Any) -> None:
     except toolproof.MalformedEnvelope:
         return
     assert VALIDATOR.is_valid(env.to_dict())
+
+
+def test_a_retry_after_past_floats_range_is_dropped_not_raised() -> None:
+    """Found by the every-answer property test: a tool's error with a huge integer delay broke the envelope."""
+    from toolproof import ErrorInfo, RateLimited
+
+    info = ErrorInfo.from_exception(RateLimited("slow down", retry_after_s=10**400))  # type: ignore[arg-type]
+    assert info.retry_after_s is None

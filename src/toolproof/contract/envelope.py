@@ -204,7 +204,10 @@ def _plain_state(value: Any) -> dict[str, Any] | None:
 def _delay(value: Any) -> float | None:
     if isinstance(value, bool) or not isinstance(value, int | float):
         return None
-    seconds = float(value)
+    try:
+        seconds = float(value)
+    except OverflowError:  # an int past float's range is no delay anyone can wait
+        return None
     return seconds if math.isfinite(seconds) and seconds >= 0 else None
 
 
