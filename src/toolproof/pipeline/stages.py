@@ -156,7 +156,7 @@ def dispatch(rt: Runner, s: CallState) -> Steps:
             envelope = yield from refused
             break
         args, kwargs = s.bound
-        timeout = None if tool.timeout_s is None else attempt_timeout(rt, s)
+        timeout = attempt_timeout(rt, s)
         try:
             outcome: Outcome = yield _new_tuple(Dispatch, (tool, args, kwargs, timeout))
         except BaseException as exc:  # the driver throws in what the handler raised past `Exception`
@@ -165,6 +165,8 @@ def dispatch(rt: Runner, s: CallState) -> Steps:
         envelope = conclude(rt, s, outcome)
         if envelope is None:
             envelope = yield from decide(rt, s)
+        elif timeout is not None and outcome.elapsed_s > timeout:
+            envelope = deadline_missed(s, envelope, timeout, outcome.elapsed_s)
     s.envelope = envelope
     return None
 
@@ -274,11 +276,24 @@ def conclude(rt: Runner, s: CallState, outcome: Outcome) -> Envelope | None:
 
 
 def attempt_timeout(rt: Runner, s: CallState) -> float | None:
-    """The tool's timeout, clamped to what is left of the call's wall budget."""
+    """The tool's timeout, clamped to what is left of the call's wall budget (which bounds a tool without one)."""
     timeout = s.tool.timeout_s
-    if timeout is None or s.deadline is None:
+    if s.deadline is None:
         return timeout
-    return max(min(timeout, s.deadline - rt.clock.monotonic()), 0.001)
+    left = max(s.deadline - rt.clock.monotonic(), 0.001)
+    return left if timeout is None else max(min(timeout, left), 0.001)
+
+
+def deadline_missed(s: CallState, envelope: Envelope, timeout: float, elapsed: float) -> Envelope:
+    """A success that came after the attempt's time limit (the handler blocked the event loop, so nothing could
+    stop it in time): delivered, since the work is done (a write must not look failed and be sent again), and
+    flagged in `meta.deadline_missed` with the limit and the time it took; logged for the tool's developer."""
+    log.warning("toolproof: %s answered after %.3f s against a %.3f s time limit; an async handler that blocks "
+                "the event loop cannot be stopped in time (run blocking work with asyncio.to_thread)",
+                s.tool.name, elapsed, timeout)
+    late = {"timeout_s": round(timeout, 3), "elapsed_s": round(elapsed, 3)}
+    meta = replace(envelope.meta, extra={**envelope.meta.extra, "deadline_missed": late})
+    return Envelope(envelope.ok, meta, envelope.result, envelope.error)
 
 
 def classify(s: CallState, outcome: Outcome) -> ToolError | None:
