@@ -132,14 +132,47 @@ def claim_intent(rt: Runner, s: CallState) -> Steps:
     assert s.key is not None and s.args is not None
     tool, call_id = s.tool, s.context.call_id or ""
     intent = rt.journal.new_intent(tool, s.args, s.context, s.key)
-    found = yield from journal_claim(rt, intent)
+    found, tries = yield from claim_retrying(rt, s, intent)
     if found.kind == "proceed":
         s.intent = intent
         return None
     if found.kind == "replay":
         return replay_envelope(found.intent, tool, call_id)
     assert found.error is not None
+    if journal_down(found):
+        return (yield from journal_gone(rt, s, found.error, tries))
     return Envelope.failure(found.error, Meta(tool.name, call_id, tool.schema_version, 0, s.key.key))
+
+
+def journal_down(found: Claim) -> bool:
+    """The journal could not be reached (every other refusal is a conflict with a row it read)."""
+    return found.kind == "refuse" and found.error is not None and found.error.error_class is ErrorClass.TRANSIENT_UPSTREAM
+
+
+def claim_retrying(rt: Runner, s: CallState, intent: Intent) -> Generator[Effect, Any, tuple[Claim, int]]:
+    """Claim; while the journal cannot be reached, claim again under the runner's retry policy (its attempts,
+    backoff and wall budget: nothing was sent, so any write may be retried here). The claim and the tries."""
+    policy, tries = rt.retry, 0
+    deadline = None if policy.max_wall_s is None else s.started + policy.max_wall_s
+    while True:
+        found = yield from journal_claim(rt, intent)
+        tries += 1
+        if not journal_down(found) or tries >= policy.max_attempts:
+            return found, tries
+        delay = policy.backoff(tries, rt.rng())
+        if deadline is not None and rt.clock.monotonic() + delay >= deadline:
+            return found, tries
+        yield Sleep(delay)
+
+
+def journal_gone(rt: Runner, s: CallState, error: ToolError, tries: int) -> Steps:
+    """The journal stayed unreachable through the retries: the write was never sent; the runner gives up and
+    says so (escalate, with a stop record), since nothing will retry it behind the caller's back."""
+    times = "once" if tries == 1 else f"{tries} times"
+    info = replace(ErrorInfo.from_exception(error), hint=(
+        f"Nothing was done: the write was not sent. The write journal was tried {times} and could not be reached; "
+        "do not call it again for this request: tell the person it is unavailable now, or hand over."))
+    return (yield from give_up(rt, s, info, StopReason.BUDGET_EXHAUSTED))
 
 
 def dispatch(rt: Runner, s: CallState) -> Steps:
