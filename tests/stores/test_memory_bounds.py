@@ -12,11 +12,11 @@ from typing import Any
 
 import pytest
 
+from tests.stores.test_intent import full_intent
 from toolproof import CallContext, Runner, Tool, Toolset
 from toolproof.contract.errors import PermissionDenied
 from toolproof.stores import MemoryStore
 from toolproof.stores.records import StopRecord
-from tests.stores.test_intent import full_intent
 
 SCHEMA = {"type": "object", "properties": {"n": {"type": "integer"}, "note": {"type": "string"}},
           "required": ["n"], "additionalProperties": False}

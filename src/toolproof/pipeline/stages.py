@@ -146,7 +146,8 @@ def claim_intent(rt: Runner, s: CallState) -> Steps:
 
 def journal_down(found: Claim) -> bool:
     """The journal could not be reached (every other refusal is a conflict with a row it read)."""
-    return found.kind == "refuse" and found.error is not None and found.error.error_class is ErrorClass.TRANSIENT_UPSTREAM
+    error = found.error
+    return found.kind == "refuse" and error is not None and error.error_class is ErrorClass.TRANSIENT_UPSTREAM
 
 
 def claim_retrying(rt: Runner, s: CallState, intent: Intent) -> Generator[Effect, Any, tuple[Claim, int]]:

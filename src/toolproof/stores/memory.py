@@ -25,7 +25,6 @@ from .base import FinishStatus, Store
 from .intent import Intent, IntentStatus
 from .records import AuditRecord, EffectStatus, StopRecord
 
-
 log = logging.getLogger("toolproof")
 
 #: Bytes counted for a row's fixed fields (ids, times, statuses) on top of its JSON text.
