@@ -167,3 +167,30 @@ def test_concurrent_failures_are_all_counted() -> None:
     # scope-0 saw 8 x 84 failures, the others 8 x 83; every failure from the 600th on reports the limit
     assert {s: reached.count(s) for s in set(reached)} == {"scope-0": 672 - 599, "scope-1": 664 - 599,
                                                            "scope-2": 664 - 599}
+
+
+def test_the_guard_keeps_a_digest_of_failing_arguments_not_their_text() -> None:
+    import tracemalloc
+
+    from toolproof import CallContext, Runner, Tool, Toolset
+    from toolproof.contract.errors import NotFound
+
+    def missing(args: dict[str, Any], ctx: CallContext) -> Any:
+        raise NotFound("No such item.", code="NO_ITEM")
+
+    schema = {"type": "object", "properties": {"q": {"type": "string"}}, "additionalProperties": False}
+    guard = LoopGuard()
+    r = Runner(Toolset([Tool.from_schema("get_item", "Read an item.", schema, missing, effect="read")]),
+               audit=False, loop_guard=guard)
+    tracemalloc.start()
+    try:
+        before = tracemalloc.get_traced_memory()[0]
+        for n in range(200):  # 200 scopes, each remembering one failed call with ~300 KB of arguments
+            context = CallContext(run_id=f"run-{n}")
+            assert r.call_sync("get_item", {"q": f"{n}" + "x" * 300_000}, context=context).error is not None
+        grown = tracemalloc.get_traced_memory()[0] - before
+    finally:
+        tracemalloc.stop()
+    assert grown < 4 * 1024 * 1024, f"{grown / 1e6:.1f} MB kept for 200 scopes"
+    blocked = r.call_sync("get_item", {"q": "199" + "x" * 300_000}, context=CallContext(run_id="run-199"))
+    assert blocked.error is not None and blocked.error.code == "REPEATED_FAILING_CALL"

@@ -137,7 +137,13 @@ def open_existing(store: str | None) -> Store:
     except (ValueError, ImportError) as exc:
         raise fail(str(exc)) from None
     except Exception as exc:  # e.g. a PostgreSQL server that does not answer
-        raise fail(f"cannot open store {shown_url(url)}: {type(exc).__name__}: {exc}") from None
+        raise store_failure(url, exc) from None
+
+
+def store_failure(url: str, exc: Exception) -> typer.Exit:
+    """A store that cannot be opened (a PostgreSQL server that does not answer, a locked file): one clear
+    line naming the store (password masked) and the cause, exit 2; never a traceback."""
+    return fail(f"cannot open store {shown_url(url)}: {type(exc).__name__}: {exc}")
 
 
 def write_text(path: Path, text: str, what: str) -> None:

@@ -10,7 +10,7 @@ import typer
 
 from ..stores.base import shown_url
 from ._load import load_toolset
-from ._options import StoreOpt, chosen_store, fail, say
+from ._options import StoreOpt, chosen_store, fail, say, store_failure
 
 if TYPE_CHECKING:
     from ..mcp.auth import HttpAuth
@@ -80,6 +80,8 @@ def serve(
         runner = Runner(toolset, store=url)
     except ValueError as exc:
         raise fail(str(exc)) from None
+    except Exception as exc:  # e.g. a PostgreSQL server that refuses connections
+        raise store_failure(url, exc) from None
     say(f"journal and audit trail: {shown_url(url)}", stderr=True)
     try:
         if http:

@@ -6,6 +6,7 @@ text must never change for a value that could already have been keyed.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import math
 import unicodedata
@@ -21,6 +22,11 @@ from .errors import InvalidArgument
 
 MAX_DEPTH: Final = 256
 MAX_CANONICAL_CHARS: Final = 32 * 1024 * 1024
+
+
+def digest(text: str) -> str:
+    """SHA-256 of canonical text, hex: what is kept of a value where its identity is enough."""
+    return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
 
 
 def canonical_json(value: Any) -> str:

@@ -384,7 +384,7 @@ def journal_unavailable(exc: BaseException) -> TransientUpstream:
     return TransientUpstream(
         "The write journal could not be reached, so the write was not sent.",
         code="JOURNAL_UNAVAILABLE",
-        hint="Nothing was done. Do not change the arguments; the orchestrator retries.",
+        hint="Nothing was done: the write was not sent.",
     )
 
 

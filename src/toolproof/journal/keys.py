@@ -10,23 +10,17 @@ different payload).
 
 from __future__ import annotations
 
-import hashlib
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Final
 
-from ..contract.canonical import canonical_json, not_canonical
+from ..contract.canonical import canonical_json, digest, not_canonical
 from ..contract.context import CallContext
 from ..contract.errors import InvalidArgument
 from ..contract.tool import Tool
 
 KEY_PREFIX: Final = "tp1_"
 _KEY_VERSION: Final = 1
-
-
-def digest(text: str) -> str:
-    """SHA-256 of canonical text, hex."""
-    return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
 
 
 @dataclass(frozen=True, slots=True)

@@ -6,7 +6,8 @@ with `next_action: "escalate"` and code `REPEATED_FAILING_CALL`. The memory of a
 same tool is called with other arguments or succeeds, and, for the `reread` classes (conflict, partial
 execution), when a read tool succeeds in the scope (the state was re-read; trying again is the advice).
 `max_tool_failures` failed calls of one tool in one scope escalate too, whatever the arguments.
-Decisions only; the runner asks and reports. Memory is bounded (oldest scopes are forgotten first).
+Decisions only; the runner asks and reports. Memory is bounded: `max_scopes` scopes (oldest forgotten first),
+each holding per tool a digest of its last failing call (never the arguments' text) and its error.
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ import threading
 from dataclasses import dataclass, field
 from typing import Any, Final
 
-from ..contract.canonical import canonical_json
+from ..contract.canonical import canonical_json, digest
 from ..contract.envelope import ErrorInfo
 from ..contract.errors import InvalidArgument, NextAction
 
@@ -48,6 +49,8 @@ def call_key(arguments: Any) -> str:
 
 @dataclass(slots=True)
 class _Scope:
+    # tool -> (the digest of the failed call's `call_key`, its error): a repeat is recognised by the digest, so
+    # a scope keeps 64 characters per tool however long the failing arguments were.
     last_failure: dict[str, tuple[str, ErrorInfo]] = field(default_factory=dict)
     failures: dict[str, int] = field(default_factory=dict)
     last_error: dict[str, ErrorInfo] = field(default_factory=dict)
@@ -81,7 +84,7 @@ class LoopGuard:
             last = state.last_failure.get(tool)
             count = state.failures.get(tool, 0)
             last_error = state.last_error.get(tool)
-        if last is not None and last[0] == call_key(arguments):
+        if last is not None and last[0] == digest(call_key(arguments)):
             info = last[1]
             return Blocked(
                 _escalated(
@@ -108,7 +111,7 @@ class LoopGuard:
 
     def failed(self, scope: str, tool: str, arguments: Any, error: ErrorInfo, *, remember: bool) -> bool:
         """Report a failed call; True when this failure reached the per-tool limit (escalate it)."""
-        key = call_key(arguments) if remember else ""
+        key = digest(call_key(arguments)) if remember else ""
         with self._lock:
             state = self._scopes.get(scope)
             if state is None:

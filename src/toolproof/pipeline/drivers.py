@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 import contextvars
 import threading
+from collections.abc import Callable, Coroutine
 from concurrent.futures import Future
 from typing import Any, Final
 
@@ -69,14 +70,20 @@ async def drive_async(pipeline: Pipeline, clock: Clock) -> Envelope:
 
 
 def dispatch_sync(effect: Dispatch, clock: Clock) -> Outcome:
-    """Run the handler on this thread (async handlers in their own loop; a timeout needs a thread)."""
+    """Run the handler on this thread (async handlers in their own loop; a time limit needs a thread).
+
+    A sync handler whose tool has no `timeout_s` runs right here, on the caller's thread: no thread could stop
+    it anyway, so the call's wall budget bounds it only between attempts. Everything else gives up waiting
+    at `effect.timeout_s`.
+    """
     tool = effect.tool
     start = clock.monotonic()
+    timeout = effect.timeout_s
     try:
         if tool.is_async:
-            value = _run_coroutine_blocking(tool.handler(*effect.args, **effect.kwargs), effect.timeout_s)
-        elif effect.timeout_s is not None:
-            value = _in_thread(effect).result(effect.timeout_s)
+            value = _run_coroutine_blocking(tool.handler(*effect.args, **effect.kwargs), timeout)
+        elif timeout is not None and tool.timeout_s is not None:
+            value = _in_thread(tool.name, tool.handler, *effect.args, **effect.kwargs).result(timeout)
         else:
             value = tool.handler(*effect.args, **effect.kwargs)
     except Exception as exc:
@@ -85,16 +92,17 @@ def dispatch_sync(effect: Dispatch, clock: Clock) -> Outcome:
 
 
 async def dispatch_async(effect: Dispatch, clock: Clock) -> Outcome:
-    """Await the handler under its timeout; a sync handler runs on a worker thread, never on the loop."""
+    """Await the handler under its time limit; a sync handler runs on a worker thread, never on the loop."""
     tool = effect.tool
     start = clock.monotonic()
     timeout = effect.timeout_s
     try:
         if tool.is_async:
             coro = tool.handler(*effect.args, **effect.kwargs)
-            value = await (asyncio.wait_for(coro, timeout) if timeout is not None else coro)
+            value = await (coro if timeout is None else _bounded(coro, timeout))
         elif timeout is not None:
-            value = await asyncio.wait_for(asyncio.wrap_future(_in_thread(effect)), timeout)
+            future = _in_thread(tool.name, tool.handler, *effect.args, **effect.kwargs)
+            value = await asyncio.wait_for(asyncio.wrap_future(future), timeout)
         else:
             value = await asyncio.to_thread(tool.handler, *effect.args, **effect.kwargs)
     except Exception as exc:
@@ -102,8 +110,33 @@ async def dispatch_async(effect: Dispatch, clock: Clock) -> Outcome:
     return _new_tuple(Outcome, (value, None, clock.monotonic() - start))
 
 
-def _in_thread(effect: Dispatch) -> Future[Any]:
-    """Run a sync handler on its own daemon thread so that the caller can stop waiting for it.
+async def _bounded(coro: Coroutine[Any, Any, Any], timeout_s: float) -> Any:
+    """Await a handler for at most `timeout_s`, then cancel it and stop waiting.
+
+    Unlike `asyncio.wait_for`, the caller never waits for the cancellation to land: a handler that swallows
+    `CancelledError` keeps running on the loop, abandoned (its result is dropped), and the call goes on.
+    """
+    task = asyncio.ensure_future(coro)
+    try:
+        done, _ = await asyncio.wait((task,), timeout=timeout_s)
+    except BaseException:  # the caller was cancelled: so is the handler
+        task.cancel()
+        raise
+    if done:
+        return task.result()
+    task.cancel()
+    task.add_done_callback(_drop_outcome)
+    raise TimeoutError(f"no answer within {timeout_s:g} s")
+
+
+def _drop_outcome(task: asyncio.Future[Any]) -> None:
+    """An abandoned handler's late result or error is dropped (retrieved, so asyncio does not log it)."""
+    if not task.cancelled():
+        task.exception()
+
+
+def _in_thread(name: str, fn: Callable[..., Any], *args: Any, **kwargs: Any) -> Future[Any]:
+    """Run `fn` on its own daemon thread so that the caller can stop waiting for it.
 
     Python cannot kill a thread: after a timeout the handler keeps running until it returns by itself (its
     result is then dropped). A daemon thread at least never blocks interpreter exit. Give handlers their
@@ -111,22 +144,25 @@ def _in_thread(effect: Dispatch) -> Future[Any]:
     """
     future: Future[Any] = Future()
     context = contextvars.copy_context()
-    tool = effect.tool
 
     def target() -> None:
         if not future.set_running_or_notify_cancel():
             return
         try:
-            future.set_result(context.run(tool.handler, *effect.args, **effect.kwargs))
+            future.set_result(context.run(fn, *args, **kwargs))
         except BaseException as exc:
             future.set_exception(exc)
 
-    threading.Thread(target=target, name=f"toolproof-{tool.name}", daemon=True).start()
+    threading.Thread(target=target, name=f"toolproof-{name}", daemon=True).start()
     return future
 
 
 def _run_coroutine_blocking(coro: Any, timeout_s: float | None) -> Any:
-    """Run an async handler from the sync path (not from inside a running event loop)."""
+    """Run an async handler from the sync path (not from inside a running event loop).
+
+    Under a time limit it runs in its own loop on a daemon thread: the caller stops waiting at the limit even
+    when the handler swallows its cancellation or blocks its loop.
+    """
     try:
         asyncio.get_running_loop()
     except RuntimeError:
@@ -134,8 +170,10 @@ def _run_coroutine_blocking(coro: Any, timeout_s: float | None) -> Any:
     else:
         coro.close()
         raise RuntimeError("call_sync() on an async tool from inside an event loop: use `await runner.call()`")
+    if timeout_s is None:
+        return asyncio.run(coro)
 
     async def bounded() -> Any:
-        return await (asyncio.wait_for(coro, timeout_s) if timeout_s else coro)
+        return await _bounded(coro, timeout_s)
 
-    return asyncio.run(bounded())
+    return _in_thread("async-handler", asyncio.run, bounded()).result(timeout_s)

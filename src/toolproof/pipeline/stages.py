@@ -132,14 +132,48 @@ def claim_intent(rt: Runner, s: CallState) -> Steps:
     assert s.key is not None and s.args is not None
     tool, call_id = s.tool, s.context.call_id or ""
     intent = rt.journal.new_intent(tool, s.args, s.context, s.key)
-    found = yield from journal_claim(rt, intent)
+    found, tries = yield from claim_retrying(rt, s, intent)
     if found.kind == "proceed":
         s.intent = intent
         return None
     if found.kind == "replay":
         return replay_envelope(found.intent, tool, call_id)
     assert found.error is not None
+    if journal_down(found):
+        return (yield from journal_gone(rt, s, found.error, tries))
     return Envelope.failure(found.error, Meta(tool.name, call_id, tool.schema_version, 0, s.key.key))
+
+
+def journal_down(found: Claim) -> bool:
+    """The journal could not be reached (every other refusal is a conflict with a row it read)."""
+    error = found.error
+    return found.kind == "refuse" and error is not None and error.error_class is ErrorClass.TRANSIENT_UPSTREAM
+
+
+def claim_retrying(rt: Runner, s: CallState, intent: Intent) -> Generator[Effect, Any, tuple[Claim, int]]:
+    """Claim; while the journal cannot be reached, claim again under the runner's retry policy (its attempts,
+    backoff and wall budget: nothing was sent, so any write may be retried here). The claim and the tries."""
+    policy, tries = rt.retry, 0
+    deadline = None if policy.max_wall_s is None else s.started + policy.max_wall_s
+    while True:
+        found = yield from journal_claim(rt, intent)
+        tries += 1
+        if not journal_down(found) or tries >= policy.max_attempts:
+            return found, tries
+        delay = policy.backoff(tries, rt.rng())
+        if deadline is not None and rt.clock.monotonic() + delay >= deadline:
+            return found, tries
+        yield Sleep(delay)
+
+
+def journal_gone(rt: Runner, s: CallState, error: ToolError, tries: int) -> Steps:
+    """The journal stayed unreachable through the retries: the write was never sent; the runner gives up and
+    says so (escalate, with a stop record), since nothing will retry it behind the caller's back."""
+    times = "once" if tries == 1 else f"{tries} times"
+    info = replace(ErrorInfo.from_exception(error), hint=(
+        f"Nothing was done: the write was not sent. The write journal was tried {times} and could not be reached; "
+        "do not call it again for this request: tell the person it is unavailable now, or hand over."))
+    return (yield from give_up(rt, s, info, StopReason.BUDGET_EXHAUSTED))
 
 
 def dispatch(rt: Runner, s: CallState) -> Steps:
@@ -156,7 +190,7 @@ def dispatch(rt: Runner, s: CallState) -> Steps:
             envelope = yield from refused
             break
         args, kwargs = s.bound
-        timeout = None if tool.timeout_s is None else attempt_timeout(rt, s)
+        timeout = attempt_timeout(rt, s)
         try:
             outcome: Outcome = yield _new_tuple(Dispatch, (tool, args, kwargs, timeout))
         except BaseException as exc:  # the driver throws in what the handler raised past `Exception`
@@ -165,6 +199,8 @@ def dispatch(rt: Runner, s: CallState) -> Steps:
         envelope = conclude(rt, s, outcome)
         if envelope is None:
             envelope = yield from decide(rt, s)
+        elif timeout is not None and outcome.elapsed_s > timeout:
+            envelope = deadline_missed(s, envelope, timeout, outcome.elapsed_s)
     s.envelope = envelope
     return None
 
@@ -274,11 +310,24 @@ def conclude(rt: Runner, s: CallState, outcome: Outcome) -> Envelope | None:
 
 
 def attempt_timeout(rt: Runner, s: CallState) -> float | None:
-    """The tool's timeout, clamped to what is left of the call's wall budget."""
+    """The tool's timeout, clamped to what is left of the call's wall budget (which bounds a tool without one)."""
     timeout = s.tool.timeout_s
-    if timeout is None or s.deadline is None:
+    if s.deadline is None:
         return timeout
-    return max(min(timeout, s.deadline - rt.clock.monotonic()), 0.001)
+    left = max(s.deadline - rt.clock.monotonic(), 0.001)
+    return left if timeout is None else max(min(timeout, left), 0.001)
+
+
+def deadline_missed(s: CallState, envelope: Envelope, timeout: float, elapsed: float) -> Envelope:
+    """A success that came after the attempt's time limit (the handler blocked the event loop, so nothing could
+    stop it in time): delivered, since the work is done (a write must not look failed and be sent again), and
+    flagged in `meta.deadline_missed` with the limit and the time it took; logged for the tool's developer."""
+    log.warning("toolproof: %s answered after %.3f s against a %.3f s time limit; an async handler that blocks "
+                "the event loop cannot be stopped in time (run blocking work with asyncio.to_thread)",
+                s.tool.name, elapsed, timeout)
+    late = {"timeout_s": round(timeout, 3), "elapsed_s": round(elapsed, 3)}
+    meta = replace(envelope.meta, extra={**envelope.meta.extra, "deadline_missed": late})
+    return Envelope(envelope.ok, meta, envelope.result, envelope.error)
 
 
 def classify(s: CallState, outcome: Outcome) -> ToolError | None:

@@ -1,13 +1,24 @@
-"""An in-memory store: the default for `Runner(toolset)`; state lives as long as the object."""
+"""An in-memory store: the default for `Runner(toolset)`; state lives as long as the object, within bounds.
+
+Everything it keeps is bounded by count and by size (the JSON text of a row's arguments, outcome and texts;
+Python objects take about 2-3 times that): audit records (`max_audit`), finished journal intents
+(`max_intents`, `max_intent_bytes`: the oldest finished first; an `in_flight` or `unknown` intent is never
+dropped, it is what stops a write from running twice) and stop records (`max_stops`, `max_stop_bytes`: the
+earliest resolved first, then the oldest). A resend of a write whose intent was dropped runs again: the
+journal's exactly-once holds for the newest `max_intents` writes here; a SQL store keeps them for its
+retention (24 h).
+"""
 
 from __future__ import annotations
 
+import json
+import logging
 import threading
 from collections import Counter, deque
 from collections.abc import Sequence
 from dataclasses import replace
 from time import time
-from typing import Any
+from typing import Any, Final
 
 from .approval import ApprovalRequest, ApprovalStatus
 from .base import FinishStatus, Store
@@ -15,17 +26,71 @@ from .intent import Intent, IntentStatus
 from .pins import Pin
 from .records import AuditRecord, EffectStatus, StopRecord
 
+log = logging.getLogger("toolproof")
+
+#: Bytes counted for a row's fixed fields (ids, times, statuses) on top of its JSON text.
+_ROW_BYTES: Final = 512
+_MIB: Final = 1024 * 1024
+
+
+class _Fifo:
+    """Keys in the order they became droppable, with their sizes: which to drop first past a count or a size."""
+
+    def __init__(self) -> None:
+        self.sizes: dict[str, int] = {}
+        self.bytes = 0
+
+    def add(self, key: str, size: int) -> None:
+        self.discard(key)
+        self.sizes[key] = size
+        self.bytes += size
+
+    def discard(self, key: str) -> None:
+        self.bytes -= self.sizes.pop(key, 0)
+
+    def oldest(self) -> str:
+        return next(iter(self.sizes))
+
+
+def _size(*values: Any) -> int:
+    """A row's size: the JSON text of its variable parts (a value JSON cannot hold counts as 1 KB)."""
+    try:
+        return _ROW_BYTES + len(json.dumps(values, default=repr, skipkeys=True, ensure_ascii=False))
+    except (ValueError, TypeError, RecursionError):
+        return _ROW_BYTES + 1024
+
+
+def _stop_size(stop: StopRecord) -> int:
+    texts = (stop.message, stop.traceback, stop.exception_message, stop.resolution)
+    return _size(stop.arguments, stop.extra) + sum(len(t) for t in texts if t)
+
 
 class MemoryStore(Store):
     url = "memory://"
     blocks = False  # dicts under a lock: its async forms run inline, no thread hop
 
-    def __init__(self, *, max_audit: int = 100_000) -> None:
+    def __init__(
+        self,
+        *,
+        max_audit: int = 100_000,
+        max_intents: int = 20_000,
+        max_intent_bytes: int = 64 * _MIB,
+        max_stops: int = 10_000,
+        max_stop_bytes: int = 64 * _MIB,
+    ) -> None:
+        if min(max_audit, max_intents, max_intent_bytes, max_stops, max_stop_bytes) < 1:
+            raise ValueError("the bounds of a MemoryStore must be >= 1")
+        self.max_intents, self.max_intent_bytes = max_intents, max_intent_bytes
+        self.max_stops, self.max_stop_bytes = max_stops, max_stop_bytes
         self._lock = threading.Lock()
         # A bounded deque: the oldest records fall off in O(1) (a list's `del [:n]` moved 100,000 rows a batch).
         self._audit: deque[AuditRecord] = deque(maxlen=max_audit)
         self._stops: dict[str, StopRecord] = {}
+        self._stop_sizes = _Fifo()  # every stop, oldest first
+        self._resolved: dict[str, None] = {}  # resolved stops, in the order they were resolved: dropped first
         self._intents: dict[str, Intent] = {}
+        self._finished = _Fifo()  # done and failed intents, in the order they finished: the only ones dropped
+        self._warned_drop = False
         self._operations: dict[str, str] = {}  # operation id -> key: the UNIQUE index of the SQL stores
         self._approvals: dict[str, ApprovalRequest] = {}
         self._pins: dict[tuple[str, str], Pin] = {}
@@ -70,6 +135,18 @@ class MemoryStore(Store):
     def add_stop(self, stop: StopRecord) -> None:
         with self._lock:
             self._stops[stop.id] = stop
+            self._stop_sizes.add(stop.id, _stop_size(stop))
+            if stop.resolved_at is not None:
+                self._resolved[stop.id] = None
+            self._trim_stops()
+
+    def _trim_stops(self) -> None:
+        sizes = self._stop_sizes
+        while len(sizes.sizes) > self.max_stops or sizes.bytes > self.max_stop_bytes:
+            stop_id = next(iter(self._resolved)) if self._resolved else sizes.oldest()
+            self._resolved.pop(stop_id, None)
+            sizes.discard(stop_id)
+            del self._stops[stop_id]
 
     def list_stops(
         self, *, resolved: bool | None = None, limit: int = 100, call_id: str | None = None
@@ -98,6 +175,10 @@ class MemoryStore(Store):
                 effect_status=effect_status or stop.effect_status,
             )
             self._stops[stop_id] = updated
+            self._stop_sizes.sizes[stop_id] = size = _stop_size(updated)  # in place: its age is unchanged
+            self._stop_sizes.bytes += size - _stop_size(stop)
+            self._resolved[stop_id] = None
+            self._trim_stops()
             return updated
 
     # --- approval requests ----------------------------------------------------------------------------------
@@ -151,7 +232,8 @@ class MemoryStore(Store):
             row = self._intents.get(key)
             if row is None or row.status != "in_flight" or row.owner != owner:
                 return False
-            self._intents[key] = replace(row, status=status, outcome=outcome, updated_at=now)
+            self._intents[key] = row = replace(row, status=status, outcome=outcome, updated_at=now)
+            self._finished_now(row)
             return True
 
     def journal_release(self, key: str, owner: str) -> bool:
@@ -181,6 +263,7 @@ class MemoryStore(Store):
             if done:
                 settled = replace(row, status="done", outcome=outcome, resolution=resolution, updated_at=now)
                 self._intents[key] = settled
+                self._finished_now(settled)
                 return settled
             self._drop(row)
             return replace(row, resolution=resolution, updated_at=now)
@@ -199,7 +282,23 @@ class MemoryStore(Store):
                 self._drop(row)
             return len(old)
 
+    def _finished_now(self, row: Intent) -> None:
+        """A done or failed intent may be dropped from now on: the oldest finished go first past the bounds."""
+        if row.status not in ("done", "failed"):
+            return
+        finished = self._finished
+        finished.add(row.key, _size(row.arguments, row.outcome))
+        while len(finished.sizes) > self.max_intents or finished.bytes > self.max_intent_bytes:
+            if not self._warned_drop:
+                self._warned_drop = True
+                log.warning("toolproof: the in-memory store holds %d finished writes (or %d bytes) at most; the "
+                            "oldest are dropped, and a resend of one of them would run again. Use a SQL store "
+                            "(TOOLPROOF_STORE) to keep them for the journal's retention.",
+                            self.max_intents, self.max_intent_bytes)
+            self._drop(self._intents[finished.oldest()])
+
     def _drop(self, row: Intent) -> None:
+        self._finished.discard(row.key)
         del self._intents[row.key]
         if self._operations.get(row.operation_id) == row.key:
             del self._operations[row.operation_id]
