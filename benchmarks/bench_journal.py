@@ -10,6 +10,10 @@ Rows:
   the store's full durability, and the settlement after it) vs one raw insert of a row of the same size.
 - `guarded write (runner)`: `Runner.call_sync` of a write whose handler does the raw insert, journal on,
   vs the raw insert alone: the whole price of an exactly-once write through toolproof.
+- `journal (claim + settle) vs hand-written claim + settle`: the same two statements (the claim's
+  `INSERT ... ON CONFLICT DO NOTHING` with full durability, the settlement's `UPDATE` with the store's
+  `finish_synchronous_commit`) written by hand in plain psycopg on two dedicated connections: the design's
+  own limit, so the ratio is what toolproof's code costs on top of its two statements.
 - SQLite in one process (synchronous FULL, the default, and NORMAL); PostgreSQL with 8 processes.
 - `duplicates`: effects beyond one per key when every process (or 50 tasks) sends the same keys through
   the runner into a table with NO unique key: only the journal stands between a retry and a double effect.
@@ -177,12 +181,41 @@ def pg_dsn() -> str | None:
     return None
 
 
+def _handwritten(url: str, n: int, tag: str) -> float:
+    """The journal's two statements by hand: one claim connection (server durability), one settle connection
+    (`synchronous_commit` as the store settles), both autocommit, prepared after psycopg's default threshold."""
+    import json
+
+    import psycopg
+
+    from toolproof.stores._sql import SQL_CLAIM, SQL_FINISH
+    from toolproof.stores.postgres import split_options
+
+    dsn, schema, finish = split_options(url)
+    path = f"-c search_path={schema}" if schema else ""
+    claim_sql, finish_sql = SQL_CLAIM.replace("?", "%s"), SQL_FINISH.replace("?", "%s")
+    outcome = json.dumps({"ok": True, "result": {"n": 0}, "attempts": 1}, separators=(",", ":"))
+    with psycopg.connect(dsn, autocommit=True, options=path) as claim, psycopg.connect(
+            dsn, autocommit=True, options=f"{path} -c synchronous_commit={finish or 'off'}") as settle:
+        start = time.perf_counter()
+        for i in range(n):
+            key, now = f"h-{tag}-{i}", time.time()
+            count = claim.execute(claim_sql, (key, key, "record_effect", "f" * 64, json.dumps({"n": i}), "in_flight",
+                                              now, now, "owner", now + 300.0, f"call-{i}", key, None, None,
+                                              None)).rowcount
+            assert count == 1
+            assert settle.execute(finish_sql, ("done", outcome, time.time(), key, "owner")).rowcount == 1
+        return time.perf_counter() - start
+
+
 def _pg_worker(url: str, phase: str, n: int, worker: int, barrier: Any, out: Any) -> None:
     store = open_store(url)
     try:
         barrier.wait()
         tag = f"{phase}-w{worker}-{uuid.uuid4().hex[:6]}"
-        if phase == "raw":
+        if phase == "handwritten":
+            seconds = _handwritten(url, n, tag)
+        elif phase == "raw":
             seconds = _raw(store, n, tag)
         elif phase == "journal":
             seconds = _journal_only(store, n, tag)
@@ -230,9 +263,10 @@ def postgres_rows(quick: bool) -> list[dict[str, Any]]:
     rounds = 1 if quick else 3
     total = n * PG_PROCESSES * rounds
     try:
-        raw = journal = guarded = 0.0
+        raw = hand = journal = guarded = 0.0
         for _ in range(rounds):
             raw += _pg_phase(ctx, url, "raw", n)
+            hand += _pg_phase(ctx, url, "handwritten", n)
             journal += _pg_phase(ctx, url, "journal", n)
             guarded += _pg_phase(ctx, url, "guarded", n)
         race_keys = 50 if quick else 300
@@ -242,6 +276,9 @@ def postgres_rows(quick: bool) -> list[dict[str, Any]]:
         label = f"PostgreSQL {PG_PROCESSES} processes"
         return [
             _row("journal", f"journal (claim + settle) vs raw insert; {label}", total, journal, raw),
+            _row("journal", f"hand-written claim + settle (psycopg) vs raw insert; {label}", total, hand, raw),
+            _row("journal", f"journal (claim + settle) vs hand-written claim + settle; {label}", total, journal,
+                 hand),
             _row("journal", f"guarded write (runner) vs raw insert; {label}", total, guarded, raw),
             {"benchmark": "journal", "case": f"duplicates; {label} racing on {race_keys} shared keys",
              "value": duplicates, "unit": "duplicates", "baseline": 0, "ratio": None},
