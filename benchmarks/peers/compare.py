@@ -50,8 +50,9 @@ from rich.table import Table
 
 from benchmarks.peers._common import CROPS, POLICY_TEXT, SCENARIOS, Observation, OrderBook, Reply, Scenario
 
-DRIVERS = ("_toolproof", "_pydantic_ai", "_openai_agents", "_mcp")
-PINNED = {"pydantic-ai-slim": "2.68.0", "openai-agents": "0.24.0", "mcp": "2.3.0"}
+DRIVERS = ("_toolproof", "_pydantic_ai", "_pydantic_ai_toolproof", "_openai_agents", "_openai_agents_toolproof",
+           "_langgraph_toolproof", "_mcp")
+PINNED = {"pydantic-ai-slim": "2.68.0", "openai-agents": "0.24.0", "mcp": "2.3.0", "langgraph": "1.2"}
 DOC_START = "<!-- peers-table:start -->"
 DOC_END = "<!-- peers-table:end -->"
 
@@ -71,11 +72,14 @@ def column_title(driver: ModuleType) -> str:
     v = dist_version(driver.DIST)
     if driver.DIST == "toolproof":
         return f"toolproof {v or '(source tree)'}"
-    return f"{driver.NAME} {v}" if v else driver.NAME
+    suffix = getattr(driver, "SUFFIX", "")  # "with toolproof": the framework driven through its adapter
+    base = driver.NAME.removesuffix(suffix)
+    return f"{base} {v}{suffix}" if v else driver.NAME
 
 
 async def run_one(driver: ModuleType, scenario: Scenario, tmp: Path) -> Observation:
-    book = OrderBook(tmp / f"orders-{driver.DIST}-{scenario.key}.sqlite3", scenario.body)
+    slug = re.sub(r"\W+", "-", driver.NAME)  # one orders table per column (two columns share a DIST)
+    book = OrderBook(tmp / f"orders-{slug}-{scenario.key}.sqlite3", scenario.body)
     try:
         obs: Observation = await driver.run(scenario, book, tmp)
         book.wait_idle()
