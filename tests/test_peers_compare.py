@@ -17,8 +17,9 @@ from benchmarks.peers import compare
 
 @pytest.fixture
 def no_peers(monkeypatch: pytest.MonkeyPatch) -> None:
-    hidden = ("pydantic_ai", "agents", "mcp.server.mcpserver", "langgraph.prebuilt", "toolproof.integrations.pydantic_ai",
-              "toolproof.integrations.openai_agents", "toolproof.integrations.langchain")
+    hidden = ("pydantic_ai", "agents", "mcp.server.mcpserver", "langgraph.prebuilt",
+              "toolproof.integrations.pydantic_ai", "toolproof.integrations.openai_agents",
+              "toolproof.integrations.langchain")
     for name in hidden:
         monkeypatch.setitem(sys.modules, name, None)  # `import` of a None entry raises ImportError
 
@@ -74,3 +75,20 @@ async def test_each_framework_with_toolproof_is_measured_through_its_adapter(mod
     lost = await compare.run_one(driver, scenarios["4c"], tmp_path)
     assert lost.calls_sent == 2 and lost.bodies == 1 and lost.rows == 1, lost
     assert lost.replies[1].error and "outcome_unknown" in lost.replies[1].summary
+
+
+def test_update_readme_replaces_the_summary_with_short_cells(tmp_path: Path) -> None:
+    scenarios = [{"key": "3a", "kind": "coerce"}, {"key": "4c", "kind": "effect"}, {"key": "9", "kind": "extra"}]
+    lost = {"cell": "", "replies": [{"summary": "outcome_unknown, next_action=escalate, idempotency_key=k",
+                                     "text": "{}"}], "escaped": None, "calls_sent": 2, "bodies": 1, "rows": 1}
+    coerced = {"cell": "", "replies": [], "escaped": None, "calls_sent": 1, "bodies": 1, "rows": 1}
+    results = {"date": "d", "python": "3", "scenarios": scenarios, "peers": {
+        "a": {"title": "A", "installed": True, "observations": {"3a": coerced, "4c": lost}},
+        "b": {"title": "B", "installed": False}}}
+    summary = compare.to_summary(results)
+    assert summary.splitlines()[2] == '| `"100"` for a number | coerced to 100.0, body ran | not installed |'
+    assert "`outcome_unknown`, `escalate`, the key attached; resent, not dispatched: 1 order" in summary
+    doc = tmp_path / "README.md"
+    doc.write_text(f"x\n{compare.SUMMARY_START}\nold\n{compare.SUMMARY_END}\ny\n")
+    compare.update_doc(doc, summary, (compare.SUMMARY_START, compare.SUMMARY_END))
+    assert doc.read_text() == f"x\n{compare.SUMMARY_START}\n{summary}\n{compare.SUMMARY_END}\ny\n"

@@ -1,6 +1,7 @@
 """Run the same `place_order` tool and the same faults through toolproof and its peers; print what happened.
 
     python -m benchmarks.peers.compare [--json FILE] [--markdown] [--update-doc docs/peers.md]
+                                       [--update-readme README.md]
 
 Nothing is installed here: each peer is imported if present (`pip install -e '.[peers]'`), else its column
 says "not installed". Every cell is computed from a run of the scenario, never written by hand.
@@ -22,6 +23,9 @@ How each library is driven, as its own agent loop drives it:
 - openai-agents: `Runner.run(Agent(model=ScriptedModel([...]), tools=[function_tool(place_order)]))` with
   the SDK's own scripted model from `agents.testing`; responders read the `function_call_output` item.
   Tracing disabled. Scenario 5: `function_tool(..., timeout=0.1)` (default `timeout_behavior`).
+- pydantic-ai / openai-agents / langgraph "with toolproof": the same loop and scripted model, the tool served
+  by the framework's adapter from `toolproof.integrations` over a Runner with its own SQLite journal; the
+  conversation comes from the framework (`conversation_id=`, the run's `context=`, `thread_id`).
 - mcp: `MCPServer` + `@server.tool()`, called through `mcp.Client(InMemoryTransport(server))` (a real client
   session, JSON-RPC over memory streams); the reply is the `CallToolResult`. MCPServer has no server-side
   tool timeout, so scenario 5 uses the client's `read_timeout_seconds=0.1`; the client's exception text is
@@ -103,8 +107,8 @@ async def run_all() -> dict[str, Any]:
         "python": sys.version.split()[0],
         "pinned": PINNED,
         "policies": POLICY_TEXT,
-        "scenarios": [{"key": s.key, "title": s.title, "kind": s.kind, "args": s.args, "body": s.body, "policy": s.policy,
-                       "timeout": s.timeout} for s in SCENARIOS],
+        "scenarios": [{"key": s.key, "title": s.title, "kind": s.kind, "args": s.args, "body": s.body,
+                       "policy": s.policy, "timeout": s.timeout} for s in SCENARIOS],
         "peers": {},
     }
     with tempfile.TemporaryDirectory(prefix="toolproof-peers-") as tmp, warnings.catch_warnings():
@@ -196,7 +200,8 @@ def brief(scenario: dict[str, Any], cell: dict[str, Any]) -> str:
         if cell["bodies"]:
             return {"extra": "dropped silently, body ran", "coerce": "coerced to 100.0, body ran",
                     "datetime": "accepted as a date, body ran"}.get(scenario["kind"], "accepted, body ran")
-        return cell["cell"].replace("rejected: ", "rejected, ").replace("field+allowed values", "field + allowed values")
+        rejected: str = cell["cell"].replace("rejected: ", "rejected, ")
+        return rejected.replace("field+allowed values", "field + allowed values")
     if first is None:
         said = "the exception escapes the run" if cell["escaped"] else "no reply"
     elif first["summary"]:
