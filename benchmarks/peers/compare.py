@@ -61,6 +61,7 @@ DOC_START = "<!-- peers-table:start -->"
 DOC_END = "<!-- peers-table:end -->"
 SUMMARY_START = "<!-- peers-summary:start -->"  # the README's short table: one fault per row, short cells
 SUMMARY_END = "<!-- peers-summary:end -->"
+REGENERATE = "python -m benchmarks.peers.compare --update-doc docs/peers.md --update-readme README.md"
 SUMMARY_ROWS = {"1": "unknown extra argument", "2": "enum violation", "3a": '`"100"` for a number',
                 "3b": "a midnight datetime for a date",
                 "4c": "write committed, reply lost (`TimeoutError`); a model that resends anyway",
@@ -226,8 +227,7 @@ def to_summary(results: dict[str, Any]) -> str:
             continue
         cells = [brief(s, p["observations"][s["key"]]) if p["installed"] else "not installed" for p in peers.values()]
         lines.append(f"| {SUMMARY_ROWS[s['key']]} | " + " | ".join(c.replace("|", "\\|") for c in cells) + " |")
-    lines += ["", f"Measured {results['date']} on Python {results['python']} by "
-              "`python -m benchmarks.peers.compare --update-doc docs/peers.md --update-readme README.md`."]
+    lines += ["", f"Measured {results['date']} on Python {results['python']} by `{REGENERATE}`."]
     return "\n".join(lines)
 
 
@@ -252,7 +252,7 @@ def to_markdown(results: dict[str, Any]) -> str:
     lines += ["| " + " | ".join(c.replace("|", "\\|") for c in row) + " |" for row in body]
     lines.append("")
     lines.append(f"Measured {results['date']} on Python {results['python']} by "
-                 "`python -m benchmarks.peers.compare --markdown`.")
+                 f"`{REGENERATE}`.")
     return "\n".join(lines)
 
 
