@@ -17,7 +17,10 @@ from benchmarks.peers import compare
 
 @pytest.fixture
 def no_peers(monkeypatch: pytest.MonkeyPatch) -> None:
-    for name in ("pydantic_ai", "agents", "mcp.server.mcpserver"):
+    hidden = ("pydantic_ai", "agents", "mcp.server.mcpserver", "langgraph.prebuilt",
+              "toolproof.integrations.pydantic_ai", "toolproof.integrations.openai_agents",
+              "toolproof.integrations.langchain")
+    for name in hidden:
         monkeypatch.setitem(sys.modules, name, None)  # `import` of a None entry raises ImportError
 
 
@@ -48,7 +51,8 @@ async def test_toolproof_column_is_measured_and_peers_say_not_installed(no_peers
     markdown = compare.to_markdown(results)
     header = markdown.splitlines()[0]
     assert header.startswith("| scenario | toolproof")
-    assert markdown.count("not installed") == 3 * len(compare.SCENARIOS)
+    peers = len(compare.DRIVERS) - 1  # every column but toolproof's: the peers, and the peers with toolproof
+    assert markdown.count("not installed") == peers * len(compare.SCENARIOS)
 
 
 def test_update_doc_replaces_only_the_table(tmp_path: Path) -> None:
@@ -56,3 +60,35 @@ def test_update_doc_replaces_only_the_table(tmp_path: Path) -> None:
     doc.write_text(f"# Peers\nbefore\n{compare.DOC_START}\nold table\n{compare.DOC_END}\nafter\n")
     compare.update_doc(doc, "| a | b |")
     assert doc.read_text() == f"# Peers\nbefore\n{compare.DOC_START}\n| a | b |\n{compare.DOC_END}\nafter\n"
+
+
+@pytest.mark.parametrize("module", ["_pydantic_ai_toolproof", "_openai_agents_toolproof", "_langgraph_toolproof"])
+async def test_each_framework_with_toolproof_is_measured_through_its_adapter(module: str, tmp_path: Path) -> None:
+    """The frameworks are in the dev extra, so their "with toolproof" columns run here for real: the coerced
+    number is rejected before the body runs, and a stubborn model's resend of a lost write is not dispatched."""
+    driver = next(d for d in compare.drivers() if d.__name__.endswith(module))
+    assert driver.available()
+    scenarios = {s.key: s for s in compare.SCENARIOS}
+    coerced = await compare.run_one(driver, scenarios["3a"], tmp_path)
+    assert coerced.bodies == 0 and coerced.replies[0].summary == "invalid_argument, next_action=repair"
+    assert "quantity_kg" in coerced.replies[0].text
+    lost = await compare.run_one(driver, scenarios["4c"], tmp_path)
+    assert lost.calls_sent == 2 and lost.bodies == 1 and lost.rows == 1, lost
+    assert lost.replies[1].error and "outcome_unknown" in lost.replies[1].summary
+
+
+def test_update_readme_replaces_the_summary_with_short_cells(tmp_path: Path) -> None:
+    scenarios = [{"key": "3a", "kind": "coerce"}, {"key": "4c", "kind": "effect"}, {"key": "9", "kind": "extra"}]
+    lost = {"cell": "", "replies": [{"summary": "outcome_unknown, next_action=escalate, idempotency_key=k",
+                                     "text": "{}"}], "escaped": None, "calls_sent": 2, "bodies": 1, "rows": 1}
+    coerced = {"cell": "", "replies": [], "escaped": None, "calls_sent": 1, "bodies": 1, "rows": 1}
+    results = {"date": "d", "python": "3", "scenarios": scenarios, "peers": {
+        "a": {"title": "A", "installed": True, "observations": {"3a": coerced, "4c": lost}},
+        "b": {"title": "B", "installed": False}}}
+    summary = compare.to_summary(results)
+    assert summary.splitlines()[2] == '| `"100"` for a number | coerced to 100.0, body ran | not installed |'
+    assert "`outcome_unknown`, `escalate`, the key attached; resent, not dispatched: 1 order" in summary
+    doc = tmp_path / "README.md"
+    doc.write_text(f"x\n{compare.SUMMARY_START}\nold\n{compare.SUMMARY_END}\ny\n")
+    compare.update_doc(doc, summary, (compare.SUMMARY_START, compare.SUMMARY_END))
+    assert doc.read_text() == f"x\n{compare.SUMMARY_START}\n{summary}\n{compare.SUMMARY_END}\ny\n"

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import functools
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -36,17 +37,16 @@ def available() -> bool:
     return True
 
 
-async def run(scenario: Scenario, book: OrderBook, tmp: Path) -> Observation:
-    from agents import Agent, RunConfig, Runner, function_tool
+def steps(scenario: Scenario, obs: Observation, to_reply: Callable[[str], Reply]) -> Any:
+    """The `ScriptedModel`: each step reads the last `function_call_output`, applies the policy, and sends the
+    scenario's call or an assistant message."""
     from agents.testing import ModelStep, ScriptedModel, assistant_message, function_call
-
-    obs = Observation(NAME, scenario.key)
 
     def step(call: Any) -> Any:
         items = call.input if isinstance(call.input, list) else []
         outputs = [i for i in items if isinstance(i, dict) and i.get("type") == "function_call_output"]
         if len(outputs) > len(obs.replies):
-            reply = Reply.from_text("function_call_output", str(outputs[-1].get("output", "")))
+            reply = to_reply(str(outputs[-1].get("output", "")))
             obs.replies.append(reply)
             if obs.calls_sent >= 2 or not wants_resend(scenario.policy, reply):
                 return [assistant_message("Done.")]
@@ -55,6 +55,26 @@ async def run(scenario: Scenario, book: OrderBook, tmp: Path) -> Observation:
         obs.calls_sent += 1
         return [function_call("place_order", dict(scenario.args), call_id=f"call-{obs.calls_sent}")]
 
+    return ScriptedModel([ModelStep.respond(step) for _ in range(4)])
+
+
+async def drive(tools: list[Any], model: Any, obs: Observation, context: Any = None) -> Observation:
+    """One `Runner.run` with tracing disabled; an exception that escapes it is an observation."""
+    from agents import Agent, RunConfig, Runner
+
+    agent = Agent(name="shop", instructions="Place orders.", model=model, tools=tools)
+    try:
+        await Runner.run(agent, "Book 400 kg of onion for 3 December.", context=context,
+                         run_config=RunConfig(tracing_disabled=True))
+    except Exception as exc:
+        obs.escaped = f"{type(exc).__name__}: {exc}"
+    return obs
+
+
+async def run(scenario: Scenario, book: OrderBook, tmp: Path) -> Observation:
+    from agents import function_tool
+
+    obs = Observation(NAME, scenario.key)
     fn = make_place_order(book)
     try:
         tool = function_tool(fn, timeout=TIMEOUT_S if scenario.timeout else None)
@@ -63,13 +83,8 @@ async def run(scenario: Scenario, book: OrderBook, tmp: Path) -> Observation:
         obs.notes.append("plain def refuses timeout= (ValueError); measured via an async def wrapper (to_thread)")
         tool = function_tool(_async_twin(fn), timeout=TIMEOUT_S)
     obs.schema_closed = tool.params_json_schema.get("additionalProperties") is False
-    model = ScriptedModel([ModelStep.respond(step) for _ in range(4)])
-    agent = Agent(name="shop", instructions="Place orders.", model=model, tools=[tool])
-    try:
-        await Runner.run(agent, "Book 400 kg of onion for 3 December.", run_config=RunConfig(tracing_disabled=True))
-    except Exception as exc:
-        obs.escaped = f"{type(exc).__name__}: {exc}"
-    return obs
+    model = steps(scenario, obs, lambda text: Reply.from_text("function_call_output", text))
+    return await drive([tool], model, obs)
 
 
 def _async_twin(fn: Any) -> Any:

@@ -8,6 +8,7 @@ The tool is registered as `Tool(place_order)`, with `timeout=` in scenario 5.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -41,12 +42,10 @@ def _reply(part: Any) -> Reply:
                            told_retry=part.outcome == "retried")
 
 
-async def run(scenario: Scenario, book: OrderBook, tmp: Path) -> Observation:
-    from pydantic_ai import Agent, Tool
+def script(scenario: Scenario, obs: Observation, to_reply: Callable[[Any], Reply]) -> Callable[..., Any]:
+    """The `FunctionModel` function: send the scenario's call, read the `ToolReturnPart`, maybe resend once."""
     from pydantic_ai.messages import ModelRequest, ModelResponse, TextPart, ToolCallPart, ToolReturnPart
-    from pydantic_ai.models.function import AgentInfo, FunctionModel
-
-    obs = Observation(NAME, scenario.key)
+    from pydantic_ai.models.function import AgentInfo
 
     def model(messages: list[Any], info: AgentInfo) -> ModelResponse:
         if obs.schema_closed is None and info.function_tools:
@@ -54,7 +53,7 @@ async def run(scenario: Scenario, book: OrderBook, tmp: Path) -> Observation:
         last = messages[-1]
         returns = [p for p in last.parts if isinstance(p, ToolReturnPart)] if isinstance(last, ModelRequest) else []
         if returns:
-            reply = _reply(returns[0])
+            reply = to_reply(returns[0])
             obs.replies.append(reply)
             if obs.calls_sent >= 2 or not wants_resend(scenario.policy, reply):
                 return ModelResponse(parts=[TextPart("Done.")])
@@ -64,13 +63,25 @@ async def run(scenario: Scenario, book: OrderBook, tmp: Path) -> Observation:
         return ModelResponse(parts=[ToolCallPart("place_order", dict(scenario.args),
                                                  tool_call_id=f"call-{obs.calls_sent}")])
 
-    tool = Tool(make_place_order(book), timeout=TIMEOUT_S if scenario.timeout else None)
-    agent = Agent(FunctionModel(model), tools=[tool])
+    return model
+
+
+async def drive(agent: Any, obs: Observation, **run_kwargs: Any) -> Observation:
+    """One `agent.run`; an exception that escapes it is an observation, not a failure of the driver."""
     try:
-        await agent.run("Book 400 kg of onion for 3 December.")
+        await agent.run("Book 400 kg of onion for 3 December.", **run_kwargs)
     except Exception as exc:
         obs.escaped = f"{type(exc).__name__}: {exc}"
     return obs
+
+
+async def run(scenario: Scenario, book: OrderBook, tmp: Path) -> Observation:
+    from pydantic_ai import Agent, Tool
+    from pydantic_ai.models.function import FunctionModel
+
+    obs = Observation(NAME, scenario.key)
+    tool = Tool(make_place_order(book), timeout=TIMEOUT_S if scenario.timeout else None)
+    return await drive(Agent(FunctionModel(script(scenario, obs, _reply)), tools=[tool]), obs)
 
 
 def overhead_invokers(fn: Any, args: dict[str, Any]) -> dict[str, tuple[str, Any]]:

@@ -22,18 +22,26 @@ def available() -> bool:
 
 
 def _reply(envelope: Any) -> Reply:
-    text = envelope.to_json()
-    if envelope.ok:
-        return Reply("envelope ok", text, False, True, False, False, "ok")
-    err = envelope.error
-    action = str(getattr(err.next_action, "value", err.next_action))
-    klass = json.loads(text)["error"]["class"]
-    key = f", idempotency_key={err.idempotency_key}" if err.idempotency_key else ""
-    return Reply("envelope ok=false", text, True, True, action == "retry", action in ("escalate", "ask_person"),
-                 f"{klass}, next_action={action}{key}")
+    return envelope_reply("envelope ok" if envelope.ok else "envelope ok=false", envelope.to_json())
 
 
-def _runner(scenario: Scenario, book: OrderBook, tmp: Path, obs: Observation) -> Any:
+def envelope_reply(channel: str, text: str) -> Reply:
+    """A reply whose text is a toolproof envelope (or pydantic-ai's `{"error": <envelope>}` wrapper of one):
+    the model reads `next_action` (retry means try again; escalate and ask_person mean do not call again)."""
+    data = json.loads(text)
+    if "ok" not in data and isinstance(data.get("error"), str):
+        data = json.loads(data["error"])
+    if data["ok"]:
+        return Reply(channel, text, False, True, False, False, "ok")
+    err = data["error"]
+    action = err.get("next_action")
+    key = f", idempotency_key={err['idempotency_key']}" if err.get("idempotency_key") else ""
+    return Reply(channel, text, True, True, action == "retry", action in ("escalate", "ask_person"),
+                 f"{err['class']}, next_action={action}{key}")
+
+
+def runner_for(scenario: Scenario, book: OrderBook, tmp: Path, obs: Observation, name: str = NAME) -> Any:
+    """The Runner every toolproof column uses: `place_order` as a plain write, a SQLite journal of its own."""
     import toolproof
 
     tool = toolproof.tool(effect="write", idempotent=False, timeout_s=TIMEOUT_S if scenario.timeout else None)(
@@ -41,7 +49,7 @@ def _runner(scenario: Scenario, book: OrderBook, tmp: Path, obs: Observation) ->
     )
     obs.schema_closed = tool.input_schema.get("additionalProperties") is False
     toolset = toolproof.Toolset([tool])
-    url = f"sqlite:///{tmp / f'toolproof-{scenario.key}.sqlite3'}"
+    url = f"sqlite:///{tmp / f'journal-{name}-{scenario.key}.sqlite3'}"
     try:
         runner = toolproof.Runner(toolset, store=url)
         obs.extra["store"] = url
@@ -56,7 +64,7 @@ async def run(scenario: Scenario, book: OrderBook, tmp: Path) -> Observation:
     from toolproof import CallContext
 
     obs = Observation(NAME, scenario.key)
-    runner = _runner(scenario, book, tmp, obs)
+    runner = runner_for(scenario, book, tmp, obs)
     context = CallContext(conversation_id=f"conv-{scenario.key}")
 
     async def send(args: dict[str, Any]) -> Reply:
@@ -68,7 +76,7 @@ async def run(scenario: Scenario, book: OrderBook, tmp: Path) -> Observation:
         runner.close()
     if scenario.timeout:  # the sync entry point, same tool, same fault, on its own orders table
         sync_book = OrderBook(tmp / f"orders-toolproof-sync-{scenario.key}.sqlite3", scenario.body)
-        sync_runner = _runner(scenario, sync_book, tmp, Observation(NAME, scenario.key))
+        sync_runner = runner_for(scenario, sync_book, tmp, Observation(NAME, scenario.key), name="toolproof-sync")
         try:
             sync = _reply(sync_runner.call_sync("place_order", dict(scenario.args), context=context))
             sync_book.wait_idle()

@@ -1,6 +1,7 @@
 """Run the same `place_order` tool and the same faults through toolproof and its peers; print what happened.
 
     python -m benchmarks.peers.compare [--json FILE] [--markdown] [--update-doc docs/peers.md]
+                                       [--update-readme README.md]
 
 Nothing is installed here: each peer is imported if present (`pip install -e '.[peers]'`), else its column
 says "not installed". Every cell is computed from a run of the scenario, never written by hand.
@@ -22,6 +23,9 @@ How each library is driven, as its own agent loop drives it:
 - openai-agents: `Runner.run(Agent(model=ScriptedModel([...]), tools=[function_tool(place_order)]))` with
   the SDK's own scripted model from `agents.testing`; responders read the `function_call_output` item.
   Tracing disabled. Scenario 5: `function_tool(..., timeout=0.1)` (default `timeout_behavior`).
+- pydantic-ai / openai-agents / langgraph "with toolproof": the same loop and scripted model, the tool served
+  by the framework's adapter from `toolproof.integrations` over a Runner with its own SQLite journal; the
+  conversation comes from the framework (`conversation_id=`, the run's `context=`, `thread_id`).
 - mcp: `MCPServer` + `@server.tool()`, called through `mcp.Client(InMemoryTransport(server))` (a real client
   session, JSON-RPC over memory streams); the reply is the `CallToolResult`. MCPServer has no server-side
   tool timeout, so scenario 5 uses the client's `read_timeout_seconds=0.1`; the client's exception text is
@@ -50,10 +54,18 @@ from rich.table import Table
 
 from benchmarks.peers._common import CROPS, POLICY_TEXT, SCENARIOS, Observation, OrderBook, Reply, Scenario
 
-DRIVERS = ("_toolproof", "_pydantic_ai", "_openai_agents", "_mcp")
-PINNED = {"pydantic-ai-slim": "2.68.0", "openai-agents": "0.24.0", "mcp": "2.3.0"}
+DRIVERS = ("_toolproof", "_pydantic_ai", "_pydantic_ai_toolproof", "_openai_agents", "_openai_agents_toolproof",
+           "_langgraph_toolproof", "_mcp")
+PINNED = {"pydantic-ai-slim": "2.68.0", "openai-agents": "0.24.0", "mcp": "2.3.0", "langgraph": "1.2"}
 DOC_START = "<!-- peers-table:start -->"
 DOC_END = "<!-- peers-table:end -->"
+SUMMARY_START = "<!-- peers-summary:start -->"  # the README's short table: one fault per row, short cells
+SUMMARY_END = "<!-- peers-summary:end -->"
+REGENERATE = "python -m benchmarks.peers.compare --update-doc docs/peers.md --update-readme README.md"
+SUMMARY_ROWS = {"1": "unknown extra argument", "2": "enum violation", "3a": '`"100"` for a number',
+                "3b": "a midnight datetime for a date",
+                "4c": "write committed, reply lost (`TimeoutError`); a model that resends anyway",
+                "5b": "the tool timeout (0.1 s), body commits anyway; a model that resends unless told not to"}
 
 
 def drivers() -> list[ModuleType]:
@@ -71,11 +83,14 @@ def column_title(driver: ModuleType) -> str:
     v = dist_version(driver.DIST)
     if driver.DIST == "toolproof":
         return f"toolproof {v or '(source tree)'}"
-    return f"{driver.NAME} {v}" if v else driver.NAME
+    suffix = getattr(driver, "SUFFIX", "")  # "with toolproof": the framework driven through its adapter
+    base = driver.NAME.removesuffix(suffix)
+    return f"{base} {v}{suffix}" if v else driver.NAME
 
 
 async def run_one(driver: ModuleType, scenario: Scenario, tmp: Path) -> Observation:
-    book = OrderBook(tmp / f"orders-{driver.DIST}-{scenario.key}.sqlite3", scenario.body)
+    slug = re.sub(r"\W+", "-", driver.NAME)  # one orders table per column (two columns share a DIST)
+    book = OrderBook(tmp / f"orders-{slug}-{scenario.key}.sqlite3", scenario.body)
     try:
         obs: Observation = await driver.run(scenario, book, tmp)
         book.wait_idle()
@@ -93,8 +108,8 @@ async def run_all() -> dict[str, Any]:
         "python": sys.version.split()[0],
         "pinned": PINNED,
         "policies": POLICY_TEXT,
-        "scenarios": [{"key": s.key, "title": s.title, "args": s.args, "body": s.body, "policy": s.policy,
-                       "timeout": s.timeout} for s in SCENARIOS],
+        "scenarios": [{"key": s.key, "title": s.title, "kind": s.kind, "args": s.args, "body": s.body,
+                       "policy": s.policy, "timeout": s.timeout} for s in SCENARIOS],
         "peers": {},
     }
     with tempfile.TemporaryDirectory(prefix="toolproof-peers-") as tmp, warnings.catch_warnings():
@@ -177,6 +192,45 @@ def describe(scenario: Scenario, obs: Observation) -> str:
     return "; ".join(parts)
 
 
+def brief(scenario: dict[str, Any], cell: dict[str, Any]) -> str:
+    """The README's short form of one observation (the same facts as `describe`, fewer words)."""
+    if "replies" not in cell:
+        return cell["cell"]
+    first = cell["replies"][0] if cell["replies"] else None
+    if scenario["kind"] != "effect":
+        if cell["bodies"]:
+            return {"extra": "dropped silently, body ran", "coerce": "coerced to 100.0, body ran",
+                    "datetime": "accepted as a date, body ran"}.get(scenario["kind"], "accepted, body ran")
+        rejected: str = cell["cell"].replace("rejected: ", "rejected, ")
+        return rejected.replace("field+allowed values", "field + allowed values")
+    if first is None:
+        said = "the exception escapes the run" if cell["escaped"] else "no reply"
+    elif first["summary"]:
+        said = ", ".join(f"`{part.split('=')[-1]}`" for part in first["summary"].split(", ")[:2])
+        said += ", the key attached" if "idempotency_key" in first["summary"] else ""
+    else:
+        said = f'"{_short(first["text"], 64)}"'
+    if first is not None and cell["escaped"]:
+        said += f"; then {cell['escaped'].split(':')[0]} escaped"
+    resent = "resent" if cell["calls_sent"] > 1 else "not resent"
+    if cell["calls_sent"] > 1 and cell["bodies"] == 1:
+        resent = "resent, not dispatched"
+    return f"{said}; {resent}: {cell['rows']} order" + ("" if cell["rows"] == 1 else "s")
+
+
+def to_summary(results: dict[str, Any]) -> str:
+    """The README's table: the faults of SUMMARY_ROWS, every column, short cells, from the same run."""
+    peers = results["peers"]
+    lines = ["| fault | " + " | ".join(p["title"] for p in peers.values()) + " |", "|---" * (len(peers) + 1) + "|"]
+    for s in results["scenarios"]:
+        if s["key"] not in SUMMARY_ROWS:
+            continue
+        cells = [brief(s, p["observations"][s["key"]]) if p["installed"] else "not installed" for p in peers.values()]
+        lines.append(f"| {SUMMARY_ROWS[s['key']]} | " + " | ".join(c.replace("|", "\\|") for c in cells) + " |")
+    lines += ["", f"Measured {results['date']} on Python {results['python']} by `{REGENERATE}`."]
+    return "\n".join(lines)
+
+
 # --- output ------------------------------------------------------------------------------------------------
 
 
@@ -198,7 +252,7 @@ def to_markdown(results: dict[str, Any]) -> str:
     lines += ["| " + " | ".join(c.replace("|", "\\|") for c in row) + " |" for row in body]
     lines.append("")
     lines.append(f"Measured {results['date']} on Python {results['python']} by "
-                 "`python -m benchmarks.peers.compare --markdown`.")
+                 f"`{REGENERATE}`.")
     return "\n".join(lines)
 
 
@@ -215,9 +269,9 @@ def print_table(results: dict[str, Any], console: Console) -> None:
         console.print(f"[dim]{key}: {text}[/]")
 
 
-def update_doc(path: Path, markdown: str) -> None:
+def update_doc(path: Path, markdown: str, markers: tuple[str, str] = (DOC_START, DOC_END)) -> None:
     text = path.read_text()
-    start, end = text.index(DOC_START) + len(DOC_START), text.index(DOC_END)
+    start, end = text.index(markers[0]) + len(markers[0]), text.index(markers[1])
     path.write_text(text[:start] + "\n" + markdown + "\n" + text[end:])
 
 
@@ -226,6 +280,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--json", type=Path, help="also write every observation as JSON")
     parser.add_argument("--markdown", action="store_true", help="print the table as Markdown")
     parser.add_argument("--update-doc", type=Path, help="replace the table between the markers in this file")
+    parser.add_argument("--update-readme", type=Path, help="replace the short fault table in this file")
     args = parser.parse_args(argv)
     results = asyncio.run(run_all())
     markdown = to_markdown(results)
@@ -237,6 +292,8 @@ def main(argv: list[str] | None = None) -> int:
         args.json.write_text(json.dumps(results, indent=2, default=str))
     if args.update_doc:
         update_doc(args.update_doc, markdown)
+    if args.update_readme:
+        update_doc(args.update_readme, to_summary(results), (SUMMARY_START, SUMMARY_END))
     return 0
 
 
