@@ -7,6 +7,7 @@ import json
 import time
 from collections import Counter
 from collections.abc import Callable
+from dataclasses import asdict
 from typing import Any, Final
 from urllib.parse import quote
 
@@ -23,7 +24,7 @@ from ..contract.errors import ToolError
 from ..contract.redaction import redact_text
 from ..journal.journal import Journal
 from ..stores.base import Store
-from ..stores.records import AuditRecord
+from ..stores.records import AuditRecord, StopRecord
 from .html import as_json, bars, e, form, page, table, text_input, when
 from .security import OPERATOR_COOKIE, Guard, csrf_ok
 
@@ -116,7 +117,8 @@ class Views:
     # --- stops and unknown outcomes --------------------------------------------------------------------------
     def stops(self, request: Request) -> HTMLResponse:
         csrf = request.state.csrf
-        stops = [(f"<code>{e(s.id)}</code>", e(when(s.at)), e(s.tool), e(f"{s.error_class} / {s.code}"), e(s.message),
+        stops = [(f'<a href="/audit/call/{quote(s.call_id)}"><code>{e(s.id)}</code></a>', e(when(s.at)), e(s.tool),
+                  e(f"{s.error_class} / {s.code}"), e(s.message),
                   e(s.effect_status), as_json(s.arguments),
                   form(f"/stops/{s.id}/resolve", csrf, text_input("note", "what you found and did", required=True)
                        + _effect_select(), "Resolve", label=f"resolve {s.id}"))
@@ -179,9 +181,16 @@ class Views:
         return self.render(request, "Audit trail", body)
 
     def call(self, request: Request) -> HTMLResponse:
+        """One call on one page: every attempt's audit record and any stop record, each with the tool's own
+        exception and traceback (redacted when stored) for its developer."""
         call_id = request.path_params["call_id"]
         rows = [r for r in self.store.list_audit(limit=AUDIT_WINDOW) if r.call_id == call_id]
-        body = "".join(f"<h2>attempt {r.attempt}: {e(r.outcome)}</h2>" + as_json(_record(r)) for r in reversed(rows))
+        attempts = "".join(f"<h2>attempt {r.attempt}: {e(r.outcome)}</h2>" + as_json(_record(r)) + exception_block(r)
+                           for r in reversed(rows))
+        stops = "".join(f"<h2>stop {e(s.id)}: {e(s.reason)}, effect {e(s.effect_status)}</h2>"
+                        + as_json(_record(s)) + exception_block(s)
+                        for s in self.store.list_stops(call_id=call_id, limit=20))
+        body = attempts + stops
         return self.render(request, f"Call {call_id}", body or '<p class="muted">No record of this call.</p>')
 
     def dashboard(self, request: Request) -> HTMLResponse:
@@ -251,12 +260,22 @@ def _matches(r: AuditRecord, q: dict[str, str]) -> bool:
     return not q["since"] or when(r.at) >= q["since"]
 
 
-def _record(r: AuditRecord) -> dict[str, Any]:
-    from dataclasses import asdict
-
-    row = asdict(r)
+def _record(r: AuditRecord | StopRecord) -> dict[str, Any]:
+    """A record's fields as JSON, its time in RFC 3339; the exception is shown on its own (`exception_block`)."""
+    row = {k: v for k, v in asdict(r).items() if k not in ("exception_type", "exception_message", "traceback")}
     row["at"] = when(r.at)
+    if isinstance(r, StopRecord) and r.resolved_at is not None:
+        row["resolved_at"] = when(r.resolved_at)
     return row
+
+
+def exception_block(r: AuditRecord | StopRecord) -> str:
+    """The tool's own exception as its developer reads it: type, message, the traceback as printed."""
+    if r.exception_type is None:
+        return ""
+    return (f'<div class="exception" data-testid="exception"><p><strong>The tool raised</strong> '
+            f"<code>{e(r.exception_type)}</code>: {e(r.exception_message)}</p>"
+            f'<pre data-testid="traceback">{e(r.traceback)}</pre></div>')
 
 
 def _counts(records: list[AuditRecord], key: Callable[[AuditRecord], str]) -> list[tuple[str, int, int]]:
