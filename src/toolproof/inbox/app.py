@@ -18,7 +18,7 @@ from starlette.requests import Request
 from starlette.responses import HTMLResponse, PlainTextResponse, RedirectResponse, Response
 from starlette.routing import Route
 
-from ..approvals import AlreadyDecided, ApprovalNotFound, decide, list_requests
+from ..approvals import AlreadyDecided, ApprovalNotFound, approve_many, decide, list_requests
 from ..contract.context import new_call_id
 from ..contract.errors import ToolError
 from ..contract.redaction import redact_text
@@ -37,7 +37,8 @@ def create_app(store: Store, *, allowed_hosts: frozenset[str] = frozenset({"127.
     views = Views(store)
     routes = [
         Route("/", lambda r: RedirectResponse("/approvals", status_code=303)),
-        Route("/approvals", views.approvals), Route("/approvals/{rid}/{verdict}", views.decide, methods=["POST"]),
+        Route("/approvals", views.approvals), Route("/approvals/bulk", views.bulk, methods=["POST"]),
+        Route("/approvals/{rid}/{verdict}", views.decide, methods=["POST"]),
         Route("/operator", views.operator, methods=["POST"]),
         Route("/stops", views.stops), Route("/stops/{stop_id}/resolve", views.resolve, methods=["POST"]),
         Route("/journal/{key}/reconcile", views.reconcile, methods=["POST"]),
@@ -69,7 +70,8 @@ class Views:
         csrf, now = request.state.csrf, time.time()
         who = form("/operator", csrf, text_input("name", "your name", value=operator_of(request), required=True),
                    "Sign as", label="sign")
-        pending = [(f"<code>{e(r.id)}</code>", e(r.tool), as_json(r.arguments), e(r.reason),
+        pending = [(f'<input type="checkbox" name="rid" value="{e(r.id)}" form="bulk" aria-label="select {e(r.id)}">'
+                    f" <code>{e(r.id)}</code>", e(r.tool), as_json(r.arguments), e(r.reason),
                     e(f"{r.principal or '-'} in {r.conversation_id or '-'}"), e(when(r.expires_at)),
                     form(f"/approvals/{r.id}/approve", csrf, text_input("note", "note (optional)"), "Approve",
                          css="ok", label=f"approve {r.id}")
@@ -79,7 +81,10 @@ class Views:
         decided = [(f"<code>{e(r.id)}</code>", e(r.tool), f'<span class="pill">{e(r.status_at(now))}</span>',
                     e(r.decided_by), e(when(r.decided_at)), e(r.note))
                    for r in self.store.approval_list(limit=30) if r.status_at(now) != "pending"]
-        body = (f"<p>{who}</p>"
+        bulk = ('<form id="bulk" class="inline" method="post" action="/approvals/bulk">'
+                f'<input type="hidden" name="csrf" value="{e(csrf)}">{text_input("note", "note (optional)")}'
+                '<button type="submit" class="ok" aria-label="approve selected">Approve selected</button></form>')
+        body = (f"<p>{who}</p>" + (f"<p>{bulk}</p>" if pending else "")
                 + table(("request", "tool", "arguments", "why gated", "asked by", "expires", "decide"), pending,
                         empty="Nothing waits for approval.", test_id="pending")
                 + "<h2>Recently decided</h2>"
@@ -113,6 +118,22 @@ class Views:
         except ApprovalNotFound as exc:
             return self.approvals(request, flash=str(exc), status=404)
         return _back("/approvals", f"{done.id}: {done.status} by {done.decided_by}")
+
+    async def bulk(self, request: Request) -> Response:
+        """Approve the ticked requests, each decided once and audited on its own (`approve_many`)."""
+        data = await request.form()
+        if not csrf_ok(request, _field(data, "csrf")):
+            return PlainTextResponse("CSRF check failed", status_code=403)
+        by = operator_of(request)
+        ids = [v.strip() for v in data.getlist("rid") if isinstance(v, str) and v.strip()]
+        if not by or not ids:
+            why = "Sign with your name first." if not by else "Tick the requests to approve."
+            return self.approvals(request, flash=why, status=422)
+        done = await run_in_threadpool(lambda: approve_many(self.store, ids, by=by, note=_field(data, "note")))
+        applied = [d.id for d in done if not isinstance(d, Exception)]
+        refused = [str(d) for d in done if isinstance(d, Exception)]
+        said = f"approved by {by}: {', '.join(applied) or 'none'}" + "".join(f"; not applied: {r}" for r in refused)
+        return _back("/approvals", said, error=bool(refused))
 
     # --- stops and unknown outcomes --------------------------------------------------------------------------
     def stops(self, request: Request) -> HTMLResponse:
