@@ -13,6 +13,7 @@ from .requests import (
     AlreadyDecided,
     ApprovalNotFound,
     approve,
+    approve_many,
     await_decision,
     decide,
     deny,
@@ -23,5 +24,5 @@ from .requests import (
     wait_for_decision,
 )
 
-__all__ = ["DEFAULT_TTL_S", "AlreadyDecided", "ApprovalNotFound", "approve", "await_decision", "decide", "deny",
-           "list_requests", "new_request", "refusal", "request_id", "wait_for_decision"]
+__all__ = ["DEFAULT_TTL_S", "AlreadyDecided", "ApprovalNotFound", "approve", "approve_many", "await_decision",
+           "decide", "deny", "list_requests", "new_request", "refusal", "request_id", "wait_for_decision"]

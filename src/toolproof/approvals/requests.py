@@ -119,6 +119,19 @@ def deny(store: Store, request_id: str, *, by: str, note: str | None = None) -> 
     return decide(store, request_id, approve=False, by=by, note=note)
 
 
+def approve_many(store: Store, request_ids: list[str], *, by: str,
+                 note: str | None = None) -> list[ApprovalRequest | Exception]:
+    """Approve several requests, each on its own (`decide` once per request, each audited): one already
+    decided or missing does not stop the others; its place in the answer holds the reason it was not applied."""
+    done: list[ApprovalRequest | Exception] = []
+    for rid in dict.fromkeys(request_ids):
+        try:
+            done.append(approve(store, rid, by=by, note=note))
+        except (AlreadyDecided, ApprovalNotFound) as exc:
+            done.append(exc)
+    return done
+
+
 def decision_audit(request: ApprovalRequest) -> AuditRecord:
     """The audit row of a decision: who, when, which request, with what note."""
     return AuditRecord(

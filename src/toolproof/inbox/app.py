@@ -7,6 +7,7 @@ import json
 import time
 from collections import Counter
 from collections.abc import Callable
+from dataclasses import asdict
 from typing import Any, Final
 from urllib.parse import quote
 
@@ -17,13 +18,13 @@ from starlette.requests import Request
 from starlette.responses import HTMLResponse, PlainTextResponse, RedirectResponse, Response
 from starlette.routing import Route
 
-from ..approvals import AlreadyDecided, ApprovalNotFound, decide, list_requests
+from ..approvals import AlreadyDecided, ApprovalNotFound, approve_many, decide, list_requests
 from ..contract.context import new_call_id
 from ..contract.errors import ToolError
 from ..contract.redaction import redact_text
 from ..journal.journal import Journal
 from ..stores.base import Store
-from ..stores.records import AuditRecord
+from ..stores.records import AuditRecord, StopRecord
 from .html import as_json, bars, e, form, page, table, text_input, when
 from .security import OPERATOR_COOKIE, Guard, csrf_ok
 
@@ -36,7 +37,8 @@ def create_app(store: Store, *, allowed_hosts: frozenset[str] = frozenset({"127.
     views = Views(store)
     routes = [
         Route("/", lambda r: RedirectResponse("/approvals", status_code=303)),
-        Route("/approvals", views.approvals), Route("/approvals/{rid}/{verdict}", views.decide, methods=["POST"]),
+        Route("/approvals", views.approvals), Route("/approvals/bulk", views.bulk, methods=["POST"]),
+        Route("/approvals/{rid}/{verdict}", views.decide, methods=["POST"]),
         Route("/operator", views.operator, methods=["POST"]),
         Route("/stops", views.stops), Route("/stops/{stop_id}/resolve", views.resolve, methods=["POST"]),
         Route("/journal/{key}/reconcile", views.reconcile, methods=["POST"]),
@@ -68,7 +70,8 @@ class Views:
         csrf, now = request.state.csrf, time.time()
         who = form("/operator", csrf, text_input("name", "your name", value=operator_of(request), required=True),
                    "Sign as", label="sign")
-        pending = [(f"<code>{e(r.id)}</code>", e(r.tool), as_json(r.arguments), e(r.reason),
+        pending = [(f'<input type="checkbox" name="rid" value="{e(r.id)}" form="bulk" aria-label="select {e(r.id)}">'
+                    f" <code>{e(r.id)}</code>", e(r.tool), as_json(r.arguments), e(r.reason),
                     e(f"{r.principal or '-'} in {r.conversation_id or '-'}"), e(when(r.expires_at)),
                     form(f"/approvals/{r.id}/approve", csrf, text_input("note", "note (optional)"), "Approve",
                          css="ok", label=f"approve {r.id}")
@@ -78,7 +81,10 @@ class Views:
         decided = [(f"<code>{e(r.id)}</code>", e(r.tool), f'<span class="pill">{e(r.status_at(now))}</span>',
                     e(r.decided_by), e(when(r.decided_at)), e(r.note))
                    for r in self.store.approval_list(limit=30) if r.status_at(now) != "pending"]
-        body = (f"<p>{who}</p>"
+        bulk = ('<form id="bulk" class="inline" method="post" action="/approvals/bulk">'
+                f'<input type="hidden" name="csrf" value="{e(csrf)}">{text_input("note", "note (optional)")}'
+                '<button type="submit" class="ok" aria-label="approve selected">Approve selected</button></form>')
+        body = (f"<p>{who}</p>" + (f"<p>{bulk}</p>" if pending else "")
                 + table(("request", "tool", "arguments", "why gated", "asked by", "expires", "decide"), pending,
                         empty="Nothing waits for approval.", test_id="pending")
                 + "<h2>Recently decided</h2>"
@@ -113,10 +119,27 @@ class Views:
             return self.approvals(request, flash=str(exc), status=404)
         return _back("/approvals", f"{done.id}: {done.status} by {done.decided_by}")
 
+    async def bulk(self, request: Request) -> Response:
+        """Approve the ticked requests, each decided once and audited on its own (`approve_many`)."""
+        data = await request.form()
+        if not csrf_ok(request, _field(data, "csrf")):
+            return PlainTextResponse("CSRF check failed", status_code=403)
+        by = operator_of(request)
+        ids = [v.strip() for v in data.getlist("rid") if isinstance(v, str) and v.strip()]
+        if not by or not ids:
+            why = "Sign with your name first." if not by else "Tick the requests to approve."
+            return self.approvals(request, flash=why, status=422)
+        done = await run_in_threadpool(lambda: approve_many(self.store, ids, by=by, note=_field(data, "note")))
+        applied = [d.id for d in done if not isinstance(d, Exception)]
+        refused = [str(d) for d in done if isinstance(d, Exception)]
+        said = f"approved by {by}: {', '.join(applied) or 'none'}" + "".join(f"; not applied: {r}" for r in refused)
+        return _back("/approvals", said, error=bool(refused))
+
     # --- stops and unknown outcomes --------------------------------------------------------------------------
     def stops(self, request: Request) -> HTMLResponse:
         csrf = request.state.csrf
-        stops = [(f"<code>{e(s.id)}</code>", e(when(s.at)), e(s.tool), e(f"{s.error_class} / {s.code}"), e(s.message),
+        stops = [(f'<a href="/audit/call/{quote(s.call_id)}"><code>{e(s.id)}</code></a>', e(when(s.at)), e(s.tool),
+                  e(f"{s.error_class} / {s.code}"), e(s.message),
                   e(s.effect_status), as_json(s.arguments),
                   form(f"/stops/{s.id}/resolve", csrf, text_input("note", "what you found and did", required=True)
                        + _effect_select(), "Resolve", label=f"resolve {s.id}"))
@@ -179,9 +202,16 @@ class Views:
         return self.render(request, "Audit trail", body)
 
     def call(self, request: Request) -> HTMLResponse:
+        """One call on one page: every attempt's audit record and any stop record, each with the tool's own
+        exception and traceback (redacted when stored) for its developer."""
         call_id = request.path_params["call_id"]
         rows = [r for r in self.store.list_audit(limit=AUDIT_WINDOW) if r.call_id == call_id]
-        body = "".join(f"<h2>attempt {r.attempt}: {e(r.outcome)}</h2>" + as_json(_record(r)) for r in reversed(rows))
+        attempts = "".join(f"<h2>attempt {r.attempt}: {e(r.outcome)}</h2>" + as_json(_record(r)) + exception_block(r)
+                           for r in reversed(rows))
+        stops = "".join(f"<h2>stop {e(s.id)}: {e(s.reason)}, effect {e(s.effect_status)}</h2>"
+                        + as_json(_record(s)) + exception_block(s)
+                        for s in self.store.list_stops(call_id=call_id, limit=20))
+        body = attempts + stops
         return self.render(request, f"Call {call_id}", body or '<p class="muted">No record of this call.</p>')
 
     def dashboard(self, request: Request) -> HTMLResponse:
@@ -251,12 +281,22 @@ def _matches(r: AuditRecord, q: dict[str, str]) -> bool:
     return not q["since"] or when(r.at) >= q["since"]
 
 
-def _record(r: AuditRecord) -> dict[str, Any]:
-    from dataclasses import asdict
-
-    row = asdict(r)
+def _record(r: AuditRecord | StopRecord) -> dict[str, Any]:
+    """A record's fields as JSON, its time in RFC 3339; the exception is shown on its own (`exception_block`)."""
+    row = {k: v for k, v in asdict(r).items() if k not in ("exception_type", "exception_message", "traceback")}
     row["at"] = when(r.at)
+    if isinstance(r, StopRecord) and r.resolved_at is not None:
+        row["resolved_at"] = when(r.resolved_at)
     return row
+
+
+def exception_block(r: AuditRecord | StopRecord) -> str:
+    """The tool's own exception as its developer reads it: type, message, the traceback as printed."""
+    if r.exception_type is None:
+        return ""
+    return (f'<div class="exception" data-testid="exception"><p><strong>The tool raised</strong> '
+            f"<code>{e(r.exception_type)}</code>: {e(r.exception_message)}</p>"
+            f'<pre data-testid="traceback">{e(r.traceback)}</pre></div>')
 
 
 def _counts(records: list[AuditRecord], key: Callable[[AuditRecord], str]) -> list[tuple[str, int, int]]:

@@ -25,6 +25,7 @@ form.inline{display:inline-flex;gap:4px;margin:2px 0}input[type=text]{padding:3p
 button{padding:3px 10px;border:1px solid #888;border-radius:4px;background:#fff;cursor:pointer}
 button.ok{background:#1f7a3a;color:#fff;border-color:#1f7a3a}button.no{background:#a52a2a;color:#fff;border-color:#a52a2a}
 .flash{padding:8px 12px;border-radius:4px;margin-bottom:12px;background:#e8f4ea}.flash.err{background:#fbe9e9}
+.exception{border-left:3px solid #a52a2a;background:#fff;padding:4px 10px;margin:8px 0}
 .muted{color:#6b7385}.pill{padding:1px 6px;border-radius:8px;background:#eef1f6;font-size:12px}
 """
 
