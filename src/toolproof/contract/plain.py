@@ -52,11 +52,11 @@ def _plain_scalar(value: Any) -> bool:
     """True for the common results that are plain as they are: skips building a walker."""
     kind = type(value)
     if kind is float:
-        return math.isfinite(value)
+        return bool(math.isfinite(value))
     if kind is str:
-        return value.isascii()
+        return bool(value.isascii())
     if kind is int:
-        return value.bit_length() <= MAX_INT_BITS
+        return bool(value.bit_length() <= MAX_INT_BITS)
     return kind is bool or value is None
 
 
