@@ -16,6 +16,10 @@ binding, the handler, the output check, the Meta and the Envelope), about 2.3 µ
 and effects, about 0.7 µs the breaker and the retry bucket, and about 2.2 µs the audit trail (0.7 on the
 caller's thread, 1.5 on the writer's: one `AuditRecord` a call). `await call` runs a sync handler on a
 worker thread so that a blocking handler never blocks the event loop; that hop costs tens of µs a call.
+
+Later, with the hostile-input checks and the approval stage on main (quick runs, load ~8, two each,
+alternating trees in one session): +9.50 / +9.77 µs with defaults (+6.32 / +6.47 orchestration off);
+with `plain_json` skipping its walker for a plain scalar result, +9.34 / +9.33 (+6.08 / +6.02).
 """
 
 from __future__ import annotations

