@@ -244,8 +244,11 @@ class PostgresStore(SqlStore):
 
     def _make_pool(self, kind: Any, kwargs: dict[str, Any], name: str) -> Any:
         """A pool that checks each connection on checkout (one the server dropped is replaced, not used)."""
-        return kind(self.dsn, kwargs=kwargs, min_size=1, max_size=self._max_size, timeout=self._timeout_s,
-                    open=kind.__name__ == "ConnectionPool", name=name, check=kind.check_connection)
+        synchronous = kind.__name__ == "ConnectionPool"
+        # An async pool opens connections only for a waiting caller (min_size 0): a connection still being
+        # opened in the background when `asyncio.run` cancels the loop's tasks would hang its shutdown.
+        return kind(self.dsn, kwargs=kwargs, min_size=1 if synchronous else 0, max_size=self._max_size,
+                    timeout=self._timeout_s, open=synchronous, name=name, check=kind.check_connection)
 
     def _require_tables(self) -> None:
         """Raise `StoreNotFound` unless the database exists and holds toolproof's tables (in the schema)."""
