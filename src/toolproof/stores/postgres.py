@@ -7,6 +7,13 @@ DO NOTHING`, committed before dispatch with the server's `synchronous_commit` (o
 Settling an intent afterwards runs on connections with `synchronous_commit=off` (`finish_synchronous_commit`
 in the URL or the constructor; `on` to make it as durable as the claim). Losing that record to a server
 crash is safe: the intent stays `in_flight`, its lease runs out and it becomes `unknown`; it is never re-run.
+
+Connections: every store of a process opened on the same URL shares one pool per role (statements, settling)
+and one async pool per role and event loop (`POOLS`, reference-counted: the last store to close closes them).
+Each connection is checked on checkout, so one the server dropped is replaced rather than used; a settle that
+still meets a broken connection is retried once. While the server refuses connections a statement waits at
+most `timeout_s` (default 5 s; `?timeout_s=` in the URL). An async pool closes when its event loop shuts down,
+so `asyncio.run(runner.call(...))` returns without `aclose()`.
 """
 
 from __future__ import annotations
@@ -14,8 +21,8 @@ from __future__ import annotations
 import asyncio
 import re
 import threading
-import weakref
-from collections.abc import Sequence
+from collections.abc import AsyncIterator, Callable, Sequence
+from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
@@ -38,6 +45,136 @@ from .intent import Intent
 
 _IDENT = re.compile(r"[a-z_][a-z0-9_]{0,62}")
 _MIGRATION_LOCK = 0x746F6F6C70726F6F  # "toolproo": one migrator at a time
+DEFAULT_TIMEOUT_S = 5.0  # the longest a statement waits for a connection while the server refuses them
+PoolKey = tuple[str, str, int, float]  # (DSN, connection options, max size, timeout)
+
+
+@dataclass
+class _Shared:
+    """One sync pool, the async pools of the loops that used it, and how many open stores hold it."""
+
+    pool: Any
+    holders: int = 0
+    apools: dict[asyncio.AbstractEventLoop, Any] = field(default_factory=dict)
+    closers: dict[asyncio.AbstractEventLoop, AsyncIterator[None]] = field(default_factory=dict)
+
+
+class PoolRegistry:
+    """The pools of this process, one per store URL and role, shared by every store (and so every Runner)
+    opened on it: 50 Runners on one database hold one pool's connections, not 50. An entry lives while a
+    store holds it; the last `release` closes its pools and forgets it, so the registry never grows."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._shared: dict[PoolKey, _Shared] = {}
+
+    def __len__(self) -> int:
+        return len(self._shared)
+
+    def acquire(self, key: PoolKey, make: Callable[[], Any]) -> Any:
+        """The sync pool for `key`, made on first use; the caller `release`s it when it closes."""
+        with self._lock:
+            shared = self._shared.get(key)
+            if shared is None:
+                shared = self._shared[key] = _Shared(make())
+            shared.holders += 1
+            return shared.pool
+
+    def release(self, key: PoolKey) -> None:
+        """Drop one holder; the last one closes the sync pool and the async pools whose loops are idle."""
+        with self._lock:
+            shared = self._shared.get(key)
+            if shared is None:
+                return
+            shared.holders -= 1
+            if shared.holders > 0:
+                return
+            del self._shared[key]
+        for loop, apool in list(shared.apools.items()):
+            if loop.is_running():  # its loop closes it at shutdown (see `_close_at_shutdown`)
+                continue
+            shared.apools.pop(loop, None)
+            shared.closers.pop(loop, None)
+            if not loop.is_closed():
+                loop.run_until_complete(apool.close())
+        shared.pool.close()
+
+    async def arelease(self, key: PoolKey) -> None:
+        """`release` from inside a loop: this loop's async pool is closed here when it was the last holder."""
+        loop = asyncio.get_running_loop()
+        with self._lock:
+            shared = self._shared.get(key)
+            last = shared is not None and shared.holders == 1
+        if last and shared is not None:
+            apool = shared.apools.pop(loop, None)
+            shared.closers.pop(loop, None)
+            if apool is not None:
+                await apool.close()
+        await asyncio.to_thread(self.release, key)  # the sync pool joins its worker threads
+
+    async def apool(self, key: PoolKey, make: Callable[[], Any]) -> Any:
+        """The running loop's async pool for `key` (pools are bound to their loop), opened on first use."""
+        loop = asyncio.get_running_loop()
+        with self._lock:
+            shared = self._shared.get(key)
+            if shared is None:
+                raise RuntimeError("the PostgreSQL store is closed")
+            found = shared.apools.get(loop)
+        if found is not None:
+            return found
+        apool = make()
+        await apool.open()
+        with self._lock:
+            found = shared.apools.setdefault(loop, apool)
+        if found is not apool:  # another task of this loop opened one meanwhile
+            await apool.close()
+            return found
+        closer = _close_at_shutdown(apool, lambda: self._forget(shared, loop))
+        await closer.__anext__()
+        shared.closers[loop] = closer  # held here: the loop keeps only a weak reference
+        return apool
+
+    def _forget(self, shared: _Shared, loop: asyncio.AbstractEventLoop) -> None:
+        with self._lock:
+            shared.apools.pop(loop, None)
+            shared.closers.pop(loop, None)
+
+
+async def _close_at_shutdown(apool: Any, forget: Callable[[], None]) -> AsyncIterator[None]:
+    """Suspended until the loop's `shutdown_asyncgens()` (which `asyncio.run` calls) closes it, which closes
+    the pool: without it a loop ends with the pool's workers still waiting and the process hangs at exit."""
+    try:
+        yield
+    finally:
+        forget()
+        await apool.close()
+
+
+POOLS = PoolRegistry()
+
+
+def _timeout(given: float | None, in_url: str | None) -> float:
+    value = given if given is not None else float(in_url) if in_url is not None else DEFAULT_TIMEOUT_S
+    if not value > 0:
+        raise ValueError(f"timeout_s must be a positive number of seconds, got {value!r}")
+    return float(value)
+
+
+def _pop_option(dsn: str, name: str) -> tuple[str, str | None]:
+    """The DSN without the query parameter `name`, and its value (None when absent)."""
+    parts = urlsplit(dsn)
+    query = parse_qsl(parts.query, keep_blank_values=True)
+    found = [v for k, v in query if k == name]
+    rest = [(k, v) for k, v in query if k != name]
+    return urlunsplit(parts._replace(query=urlencode(rest))), found[-1] if found else None
+
+
+def _broken(exc: BaseException) -> bool:
+    """A connection that broke under a statement (worth one more try), not a pool that timed out waiting."""
+    import psycopg
+    from psycopg_pool import PoolTimeout
+
+    return isinstance(exc, psycopg.OperationalError) and not isinstance(exc, PoolTimeout)
 
 
 def _pg(sql: str) -> str:
@@ -66,7 +203,7 @@ class PostgresStore(SqlStore):
         *,
         schema: str | None = None,
         max_size: int = 8,
-        timeout_s: float = 30.0,
+        timeout_s: float | None = None,
         finish_synchronous_commit: str | None = None,
         create: bool = True,
     ) -> None:
@@ -75,14 +212,16 @@ class PostgresStore(SqlStore):
         except ImportError as exc:  # pragma: no cover - the extra is missing
             raise ImportError("PostgresStore needs psycopg: pip install 'toolproof[postgres]'") from exc
         dsn, url_schema, url_finish = split_options(url)
+        dsn, url_timeout = _pop_option(dsn, "timeout_s")
         self.schema = schema or url_schema
         if self.schema is not None and not _IDENT.fullmatch(self.schema):
             raise ValueError(f"schema must be a lower-case SQL identifier, got {self.schema!r}")
         self.dsn = dsn
         self.url = url
         self._max_size = max_size
-        self._timeout_s = timeout_s
-        self._kwargs: dict[str, Any] = {"autocommit": True}
+        self._timeout_s = _timeout(timeout_s, url_timeout)
+        # A connection attempt the network swallows gives up too (libpq counts whole seconds, at least 2).
+        self._kwargs: dict[str, Any] = {"autocommit": True, "connect_timeout": max(2, round(self._timeout_s))}
         if self.schema is not None:
             self._kwargs["options"] = f"-c search_path={self.schema}"
         finish = (finish_synchronous_commit or url_finish or "off").lower()
@@ -95,13 +234,21 @@ class PostgresStore(SqlStore):
         if not create:
             self._require_tables()
         self._migrate()
-        self._pool = ConnectionPool(dsn, kwargs=self._kwargs, min_size=1, max_size=max_size, timeout=timeout_s,
-                                    open=True, name="toolproof")
-        self._settle_pool = ConnectionPool(dsn, kwargs=self._settle_kwargs, min_size=1, max_size=max_size,
-                                           timeout=timeout_s, open=True, name="toolproof-settle")
-        self._apools: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, Any] = weakref.WeakKeyDictionary()
-        self._settle_apools: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, Any] = weakref.WeakKeyDictionary()
-        self._apools_lock = threading.Lock()
+        self._keys = (self._key(self._kwargs), self._key(self._settle_kwargs))
+        self._pool = POOLS.acquire(self._keys[0], lambda: self._make_pool(ConnectionPool, self._kwargs, "toolproof"))
+        self._settle_pool = POOLS.acquire(
+            self._keys[1], lambda: self._make_pool(ConnectionPool, self._settle_kwargs, "toolproof-settle"))
+
+    def _key(self, kwargs: dict[str, Any]) -> PoolKey:
+        return (self.dsn, repr(sorted(kwargs.items())), self._max_size, self._timeout_s)
+
+    def _make_pool(self, kind: Any, kwargs: dict[str, Any], name: str) -> Any:
+        """A pool that checks each connection on checkout (one the server dropped is replaced, not used)."""
+        synchronous = kind.__name__ == "ConnectionPool"
+        # An async pool opens connections only for a waiting caller (min_size 0): a connection still being
+        # opened in the background when `asyncio.run` cancels the loop's tasks would hang its shutdown.
+        return kind(self.dsn, kwargs=kwargs, min_size=1 if synchronous else 0, max_size=self._max_size,
+                    timeout=self._timeout_s, open=synchronous, name=name, check=kind.check_connection)
 
     def _require_tables(self) -> None:
         """Raise `StoreNotFound` unless the database exists and holds toolproof's tables (in the schema)."""
@@ -144,8 +291,16 @@ class PostgresStore(SqlStore):
             return cur.rowcount, rows
 
     def _run_settle(self, sql: str, params: Sequence[Any]) -> int:
-        with self._settle_pool.connection() as conn:
-            return int(conn.execute(_pg(sql), storable_params(params)).rowcount)
+        """Settle; once more on a connection that broke under it (the statement is conditional on the intent
+        still being in flight, so a second run never settles twice)."""
+        for attempt in (1, 2):
+            try:
+                with self._settle_pool.connection() as conn:
+                    return int(conn.execute(_pg(sql), storable_params(params)).rowcount)
+            except Exception as exc:
+                if attempt == 2 or not _broken(exc):
+                    raise
+        raise AssertionError("unreachable")  # pragma: no cover
 
     def journal_finish(self, key: str, owner: str, status: FinishStatus, outcome: Any, now: float) -> bool:
         return self._run_settle(SQL_FINISH, (status, None if outcome is None else dumps(outcome), now, key, owner)) == 1
@@ -159,26 +314,22 @@ class PostgresStore(SqlStore):
 
     # --- async: the journal's hot statements on the event loop -------------------------------------------------
     async def _apool(self, settle: bool = False) -> Any:
-        """The async pool of the running loop (pools are bound to their loop), created on first use."""
+        """The running loop's async pool of this store's URL (shared with the other stores on it)."""
         from psycopg_pool import AsyncConnectionPool
 
-        pools = self._settle_apools if settle else self._apools
-        loop = asyncio.get_running_loop()
-        pool = pools.get(loop)
-        if pool is None:
-            pool = AsyncConnectionPool(self.dsn, kwargs=self._settle_kwargs if settle else self._kwargs, min_size=1,
-                                       max_size=self._max_size, timeout=self._timeout_s, open=False,
-                                       name="toolproof-async")
-            with self._apools_lock:
-                existing = pools.get(loop)
-                if existing is None:
-                    pools[loop] = pool
-            if existing is not None:
-                return existing
-            await pool.open()
-        return pool
+        kwargs, name = (self._settle_kwargs, "toolproof-async-settle") if settle else (self._kwargs, "toolproof-async")
+        return await POOLS.apool(self._keys[settle], lambda: self._make_pool(AsyncConnectionPool, kwargs, name))
 
     async def _arun(self, sql: str, params: Sequence[Any] = (), *, settle: bool = False) -> tuple[int, list[Any]]:
+        for attempt in (1, 2):
+            try:
+                return await self._arun_once(sql, params, settle)
+            except Exception as exc:
+                if not settle or attempt == 2 or not _broken(exc):
+                    raise
+        raise AssertionError("unreachable")  # pragma: no cover
+
+    async def _arun_once(self, sql: str, params: Sequence[Any], settle: bool) -> tuple[int, list[Any]]:
         pool = await self._apool(settle)
         async with pool.connection() as conn:
             cur = await conn.execute(_pg(sql), storable_params(params))
@@ -214,23 +365,21 @@ class PostgresStore(SqlStore):
         return count
 
     async def aclose(self) -> None:
-        loop = asyncio.get_running_loop()
-        for pools in (self._apools, self._settle_apools):
-            pool = pools.pop(loop, None)
-            if pool is not None:
-                await pool.close()
-        await asyncio.to_thread(self.close)  # the sync pools join their worker threads
+        """Close from inside a loop: this loop's async pools close here when this was their last store."""
+        if self.closed:
+            return
+        self.closed = True
+        for key in self._keys:
+            await POOLS.arelease(key)
 
     def close(self) -> None:
-        """Close the sync pools, and async pools whose loop is idle; use `aclose()` from inside a loop."""
+        """Give the shared pools back; the last store on a URL closes them (async ones whose loop is idle;
+        a running loop's close them at its shutdown, or use `aclose()`)."""
+        if self.closed:
+            return
         self.closed = True
-        for pools in (self._apools, self._settle_apools):
-            for loop, pool in list(pools.items()):
-                pools.pop(loop, None)
-                if not loop.is_closed() and not loop.is_running():
-                    loop.run_until_complete(pool.close())
-        self._pool.close()
-        self._settle_pool.close()
+        for key in self._keys:
+            POOLS.release(key)
 
     def drop_schema(self) -> None:
         """Drop this store's schema and everything in it (for throwaway test schemas)."""
