@@ -27,7 +27,8 @@ from tests.e2e.fleet_worker import BREAKER
 
 HERE = Path(__file__).parent
 WORKERS, TASKS = 8, 4
-WARMUP_S, OUTAGE_S, TAIL_S = 0.7, 2.5, 1.8
+# TAIL_S leaves every worker room to show its recovery on a loaded machine; the time bound below still holds it.
+WARMUP_S, OUTAGE_S, TAIL_S = 0.7, 2.5, 3.5
 OPENING_S = 0.5  # by then every breaker has opened; after it only half-open trials reach the upstream
 WINDOWS = math.ceil(OUTAGE_S / BREAKER.recovery_s)
 
