@@ -272,6 +272,11 @@ class AuditWriter:
         self.written = 0
         self.failed_batches = 0
         self.dropped = 0  # records the store refused (each alone), or past `max_unwritten` while it was away
+        # A store in this process's memory takes each entry as it comes and builds its record when read: no
+        # thread, no batch (hooks and DEBUG logging see built records, so they keep the writer thread).
+        sink = None if hooks or not persist or log.isEnabledFor(logging.DEBUG) else store.audit_sink(build_audit)
+        if sink is not None:
+            self.submit = sink  # type: ignore[method-assign]
 
     def submit(self, entry: AuditEntry) -> None:
         """Queue one entry (the hot path: an append, and a wake-up when a batch is full)."""
