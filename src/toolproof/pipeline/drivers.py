@@ -36,15 +36,19 @@ def drive_sync(rt: Runner, s: CallState) -> Envelope:
             if isinstance(step, Envelope):
                 return step
             if type(step) is Then:
+                effect = step.effect
                 try:
-                    result = perform_sync(step.effect, rt.clock)
+                    if type(effect) is Dispatch:  # the common case, without perform_sync's call
+                        result = dispatch_sync(effect, rt.clock)
+                    else:
+                        result = perform_sync(effect, rt.clock)
                 except BaseException as exc:
-                    stopped(rt, s, step.effect, exc)
+                    stopped(rt, s, effect, exc)
                     raise
                 step = step.next(rt, s, result)
             else:
                 step = run_steps_sync(step, rt.clock)  # type: ignore[arg-type]
-    return envelope_of(s)
+    return s.envelope or envelope_of(s)
 
 
 async def drive_async(rt: Runner, s: CallState) -> Envelope:
@@ -63,7 +67,7 @@ async def drive_async(rt: Runner, s: CallState) -> Envelope:
                 step = step.next(rt, s, result)
             else:
                 step = await run_steps_async(step, rt.clock)  # type: ignore[arg-type]
-    return envelope_of(s)
+    return s.envelope or envelope_of(s)
 
 
 def stopped(rt: Runner, s: CallState, effect: Effect, exc: BaseException) -> None:
