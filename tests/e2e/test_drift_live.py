@@ -15,6 +15,7 @@ import uuid
 from pathlib import Path
 from typing import Any
 
+import mcp_types as types
 import pytest
 from mcp.client.client import Client
 
@@ -213,3 +214,33 @@ async def test_import_tools_rechecks_before_calls_and_replaces_the_tool_in_place
         runner.close()
     assert up.dispatched() >= 2
     store.close()
+
+
+async def test_a_handshake_era_client_gets_notifications_tools_list_changed(tmp_path: Path) -> None:
+    up = Upstage(tmp_path, V1)
+    config = GatewayConfig(upstreams=(up.upstream(recheck_s=3600, notify=True),))
+    told = asyncio.Event()
+
+    async def on_message(message: Any) -> None:
+        if isinstance(message, types.ToolListChangedNotification):
+            told.set()
+
+    async with Gateway(config, store="memory://") as gw, Client(gw.create_server(), cache=None, mode="legacy",
+                                                                  message_handler=on_message) as client:
+        await client.list_tools()  # the gateway learns of this client from its requests
+        up.write(wider())
+        async with asyncio.timeout(15):
+            await told.wait()
+        assert "year" in (await client.list_tools()).tools[0].input_schema["properties"]
+
+
+async def test_a_listing_that_fails_fails_the_call_closed(tmp_path: Path) -> None:
+    """An upstream whose `tools/list` breaks cannot be checked, so nothing is sent to it."""
+    up = Upstage(tmp_path, V1)
+    async with Gateway(GatewayConfig(upstreams=(up.upstream(recheck_s=0),)), store="memory://") as gw:
+        assert (await gw.runner.call("lookup_invoice", args())).ok
+        up.tools.write_text("[{", encoding="utf-8")  # the server's tools/list now fails
+        env = await gw.runner.call("lookup_invoice", args())
+        assert env.error is not None and env.error.code == "UPSTREAM_UNAVAILABLE", env.error
+        assert "re-checked" in env.error.message and env.error.effect_done is False
+        assert up.dispatched() == 1

@@ -65,6 +65,8 @@ class ImportedToolset(Toolset):
         return changed
 
     async def aclose(self) -> None:
+        for watch in self.watches:
+            watch.close()
         for conn in self.connections:
             await conn.aclose()
 

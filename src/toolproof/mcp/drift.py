@@ -178,6 +178,11 @@ class DriftWatch:
         self.connection.watch_changes(self.changed)
         return self
 
+    def close(self) -> None:
+        """Stop a background re-check (before the connection closes under it)."""
+        if self._background is not None:
+            self._background.cancel()
+
     def drift(self, remote_name: str) -> Drift | None:
         """The verdict of the last check for one upstream tool."""
         served = self._served.get(remote_name)

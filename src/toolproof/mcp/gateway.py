@@ -154,6 +154,8 @@ class Gateway:
                          allowed_hosts=allowed_hosts, live=self.live)
 
     async def aclose(self) -> None:
+        for watch in self.watches:
+            watch.close()
         await asyncio.gather(*(c.aclose() for c in self.connections), return_exceptions=True)
         if self._runner is not None:
             self._runner.close()
