@@ -20,7 +20,7 @@ import pytest
 from mcp.client.client import Client
 
 from tests.cli._run import json_lines, toolproof_cli
-from tests.mcp_servers.harness import PY, REPO_ROOT, child_env
+from tests.mcp_servers.harness import PY, REPO_ROOT, child_env, toolproof_stdio
 from toolproof import Runner, open_store
 from toolproof.mcp import Gateway, GatewayConfig, Upstream, import_tools
 
@@ -76,6 +76,14 @@ def wider() -> list[dict[str, Any]]:
 def args(**extra: Any) -> dict[str, Any]:
     """Fresh arguments (untrusted upstream tools are writes: the journal would replay a repeat)."""
     return {"number": f"INV-{uuid.uuid4().hex[:8]}", **extra}
+
+
+def pending(url: str) -> bool:
+    store = open_store(url)
+    try:
+        return any(p.pending is not None for p in store.pin_list())
+    finally:
+        store.close()
 
 
 async def eventually(check: Any, timeout_s: float = 15.0) -> None:
@@ -244,3 +252,51 @@ async def test_a_listing_that_fails_fails_the_call_closed(tmp_path: Path) -> Non
         assert env.error is not None and env.error.code == "UPSTREAM_UNAVAILABLE", env.error
         assert "re-checked" in env.error.message and env.error.effect_done is False
         assert up.dispatched() == 1
+
+
+async def test_toolproof_gateway_over_stdio_blocks_a_change_mid_session_and_serves_it_once_approved(
+    tmp_path: Path,
+) -> None:
+    """The real `toolproof gateway --config` process, driven over stdio by the SDK client: the TOML keys, the
+    upstream's announcement, the envelope on the wire, an approval from another process, and the event that
+    tells the client to list again."""
+    up = Upstage(tmp_path, V1)
+    url = f"sqlite:///{tmp_path / 'gw.sqlite3'}"
+    command = [*up.upstream(notify=True).command]
+    config = tmp_path / "gateway.toml"
+    config.write_text(f"""
+[gateway]
+store = {json.dumps(url)}
+
+[upstreams.billing]
+command = {json.dumps(command)}
+cwd = {json.dumps(str(REPO_ROOT))}
+env = {{ {", ".join(f"{k} = {json.dumps(v)}" for k, v in child_env().items())} }}
+drift = "block"
+drift_recheck_s = 3600
+""", encoding="utf-8")
+    reworded = copy.deepcopy(V1)
+    reworded[0]["description"] = "Look up one invoice by number and return it."
+    async with Client(toolproof_stdio("gateway", "--config", str(config)), read_timeout_seconds=60) as client:
+        assert not (await client.call_tool("lookup_invoice", args())).is_error
+        async with client.listen(tools_list_changed=True) as events:
+            told: list[object] = []
+
+            async def collect() -> None:
+                async for event in events:
+                    told.append(event)
+
+            collector = asyncio.create_task(collect())
+            up.write(reworded)  # announced by the upstream; the gateway blocks it, the list it serves stays
+            await eventually(lambda: pending(url))
+            assert (await client.list_tools()).tools[0].description == V1[0]["description"]
+            result = await client.call_tool("lookup_invoice", args())
+            assert result.is_error and result.structured_content is not None
+            assert result.structured_content["error"]["code"] == "TOOL_DEFINITION_CHANGED"
+            assert up.dispatched() == 1 and told == []  # nothing the client sees changed
+            toolproof_cli("gateway", "pins", "approve", "billing", "lookup_invoice", "--note", "reworded", "-s", url)
+            assert not (await client.call_tool("lookup_invoice", args())).is_error
+            await eventually(lambda: len(told) == 1)  # the served definition changed: the client is told
+            collector.cancel()
+        assert (await client.list_tools()).tools[0].description == reworded[0]["description"]
+    assert up.dispatched() == 2
