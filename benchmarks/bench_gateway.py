@@ -116,7 +116,7 @@ async def _measure_drift(calls: int, warmup: int) -> tuple[dict[str, list[float]
             return (time.perf_counter() - start) / n * 1e6
 
         n = 20_000 if calls < 100 else 100_000
-        guard_us = statistics.median([await loop(watch.before_call, n) for _ in range(5)])
+        guard_us = statistics.median([await loop(conn.check_call, n) for _ in range(5)])
         empty_us = statistics.median([await loop(nothing, n) for _ in range(5)])
     return times, guard_us, empty_us, listings
 

@@ -292,3 +292,20 @@ drift_recheck_s = 3600
             collector.cancel()
         assert (await client.list_tools()).tools[0].description == reworded[0]["description"]
     assert up.dispatched() == 2
+
+
+async def test_an_upstream_restarted_with_a_new_definition_is_re_listed_before_the_next_call(tmp_path: Path) -> None:
+    """No interval and no announcement: the upstream died, and the process that replaced it lists a changed
+    tool; the gateway re-lists on the restart."""
+    up = Upstage(tmp_path, V1)
+    async with Gateway(GatewayConfig(upstreams=(up.upstream(drift="block", recheck_s=3600),)),
+                       store="memory://") as gw:
+        assert (await gw.runner.call("lookup_invoice", args())).ok
+        up.write(poisoned())
+        lost = await gw.runner.call("lookup_invoice", {"number": "EXIT"})  # the process dies mid-call
+        assert lost.error is not None and lost.error.code != "TOOL_DEFINITION_CHANGED"
+        (watch,) = gw.watches
+        assert watch.listings == 0 and up.listed() == 1
+        env = await gw.runner.call("lookup_invoice", args())  # a new process, a new listing, then the verdict
+        assert env.error is not None and env.error.code == "TOOL_DEFINITION_CHANGED", env.error
+        assert watch.listings == 1 and up.dispatched() == 1

@@ -5,13 +5,15 @@ Run: `python -m tests.mcp_servers.drifting TOOLS.json [LOG] [--lists FILE] [--no
 one JSON line `{"tool", "arguments"}` to LOG, so tests see what reached the upstream; every `tools/list` appends
 one line to `--lists`, so tests count the listings. A call naming a tool the file does not list, or missing an
 argument its `inputSchema` requires, is refused as invalid params (-32602), as the spec says. With `--notify`
-the server serves `subscriptions/listen` and announces a tool list change whenever the file changes.
+the server serves `subscriptions/listen` and announces a tool list change whenever the file changes. A call
+with the argument `"number": "EXIT"` ends the process mid-call (an upstream that dies and is restarted).
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
 from pathlib import Path
 from typing import Any
 
@@ -48,6 +50,8 @@ def build(tools_file: Path, log: Path | None, lists: Path | None = None,
         missing = sorted(set(tool.input_schema.get("required", [])) - set(params.arguments or {}))
         if missing:
             raise MCPError(code=types.INVALID_PARAMS, message=f"missing required argument(s): {', '.join(missing)}")
+        if (params.arguments or {}).get("number") == "EXIT":
+            os._exit(3)
         append(log, {"tool": params.name, "arguments": params.arguments})
         text = json.dumps({"tool": params.name, "arguments": params.arguments or {}})
         return types.CallToolResult(content=[types.TextContent(text=text)])

@@ -261,6 +261,13 @@ class UpstreamConnection:
             raise ConnectionError(f"upstream {self.upstream.name!r}: {_describe(exc)}") from None
         return tools
 
+    async def check_call(self, name: str) -> None:
+        """What runs before a call is sent: the guard's check, on a started session (a restarted upstream is
+        re-listed before anything reaches it)."""
+        if self.guard is not None:
+            await self._ensure()
+            await self.guard.before_call(name)
+
     async def call_tool(
         self,
         name: str,
@@ -272,7 +279,7 @@ class UpstreamConnection:
         """Send one `tools/call`; transport trouble is raised as described in the module docstring."""
         guard = self.guard
         if guard is not None:
-            await guard.before_call(name)
+            await self.check_call(name)
         client = await self._ensure()
         try:
             async with asyncio.timeout(timeout_s):
