@@ -309,3 +309,15 @@ async def test_an_upstream_restarted_with_a_new_definition_is_re_listed_before_t
         env = await gw.runner.call("lookup_invoice", args())  # a new process, a new listing, then the verdict
         assert env.error is not None and env.error.code == "TOOL_DEFINITION_CHANGED", env.error
         assert watch.listings == 1 and up.dispatched() == 1
+
+
+async def test_warn_serves_a_change_made_mid_session_and_keeps_it_pending(tmp_path: Path) -> None:
+    up = Upstage(tmp_path, V1)
+    url = f"sqlite:///{tmp_path / 'gw.sqlite3'}"
+    async with Gateway(GatewayConfig(upstreams=(up.upstream(drift="warn", recheck_s=0.3),)), store=url) as gw:
+        assert (await gw.runner.call("lookup_invoice", args())).ok
+        up.write(poisoned())
+        await asyncio.sleep(0.4)
+        assert (await gw.runner.call("lookup_invoice", args())).ok and up.dispatched() == 2
+        assert "IMPORTANT" in gw.toolset.get("lookup_invoice").description  # served as it is now, logged
+        assert pending(url)  # and waiting for a person
