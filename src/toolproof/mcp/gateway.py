@@ -8,6 +8,7 @@ per-upstream breakers (keyed on `Tool.upstream`) apply to every call.
 from __future__ import annotations
 
 import asyncio
+import logging
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -21,11 +22,11 @@ from ..contract.tool import Effect, Tool
 from ..orchestration.policy import RetryPolicy, decide_retry
 from ..pipeline.runner import Runner
 from ..stores import Store, open_store
-from .client import build_pinned_tools, load_upstream
+from .client import ImportedToolset, build_pinned_tools, load_upstream, watch_pins
 from .config import GatewayConfig
 from .connection import UpstreamConnection
-from .drift import Drift
-from .server import create_server, serve_http, serve_stdio
+from .drift import Drift, DriftWatch
+from .server import LiveTools, create_server, serve_http, serve_stdio
 from .trust import Source, derive_policy
 
 
@@ -67,6 +68,8 @@ def retries_transient(policy: RetryPolicy, tool: Tool) -> bool:
 if TYPE_CHECKING:
     from .auth import HttpAuth
 
+log = logging.getLogger("toolproof.mcp.gateway")
+
 
 class Gateway:
     """Start with `await gateway.start()` (or `async with Gateway(config) as gw`), then serve or call.
@@ -83,6 +86,8 @@ class Gateway:
         self._runner: Runner | None = None
         self._remotes: list[tuple[UpstreamConnection, types.Tool, str]] = []  # (upstream, its tool, our name)
         self.drifts: tuple[Drift, ...] = ()  # what the drift check found at start, one per served tool
+        self.watches: tuple[DriftWatch, ...] = ()  # the drift re-check while running, one per upstream
+        self.live = LiveTools(self._recheck)
 
     @property
     def runner(self) -> Runner:
@@ -101,8 +106,9 @@ class Gateway:
             loaded = await asyncio.gather(*(load_upstream(c) for c in self.connections))
             pairs = list(zip(self.connections, loaded, strict=True))
             tools, self.drifts = await asyncio.to_thread(build_pinned_tools, pairs, self.config.naming, store)
-            toolset = Toolset(tools)
+            toolset = ImportedToolset(tools, ())
             self._runner = Runner(toolset, store=store, **self._runner_options)
+            self.watches = watch_pins(pairs, tools, self.drifts, store, self._replace)
             # build_tools keeps the order of the upstreams and of their tools
             remotes = [(conn, remote) for conn, listed in zip(self.connections, loaded, strict=True)
                        for remote in listed]
@@ -114,15 +120,30 @@ class Gateway:
             raise
         return toolset
 
+    async def _replace(self, tools: Sequence[Tool]) -> None:
+        """A re-check changed what some tools serve: swap them in and tell clients to list again."""
+        toolset = self.runner.toolset
+        assert isinstance(toolset, ImportedToolset)
+        if toolset.replace_tools(tools):
+            await self.live.changed()
+
+    async def _recheck(self) -> None:
+        """Before a client's `tools/list`: re-list the upstreams whose last listing is past their interval."""
+        due = [w for w in self.watches if w.due()]
+        results = await asyncio.gather(*(w.check() for w in due), return_exceptions=True)
+        for watch, result in zip(due, results, strict=True):
+            if isinstance(result, Exception):  # the listing is served as last checked; calls re-check again
+                log.warning("upstream %s: drift re-check failed: %s", watch.connection.upstream.name, result)
+
     def treatments(self) -> list[Treatment]:
         """How every upstream tool is treated (trusted, effect, journaled, retried), in upstream order."""
         return [treatment(conn, remote, name, self.runner) for conn, remote, name in self._remotes]
 
     def create_server(self) -> Server[Any]:
-        return create_server(self.runner, name=self.config.name)
+        return create_server(self.runner, name=self.config.name, live=self.live)
 
     async def serve_stdio(self) -> None:
-        await serve_stdio(self.runner, name=self.config.name)
+        await serve_stdio(self.runner, name=self.config.name, live=self.live)
 
     async def serve_http(
         self, *, host: str = "127.0.0.1", port: int = 8000, auth: HttpAuth | None = None,
@@ -130,9 +151,11 @@ class Gateway:
     ) -> None:
         """Streamable HTTP; a non-loopback `host` needs `auth` (see `serve_http`)."""
         await serve_http(self.runner, host=host, port=port, name=self.config.name, auth=auth,
-                         allowed_hosts=allowed_hosts)
+                         allowed_hosts=allowed_hosts, live=self.live)
 
     async def aclose(self) -> None:
+        for watch in self.watches:
+            watch.close()
         await asyncio.gather(*(c.aclose() for c in self.connections), return_exceptions=True)
         if self._runner is not None:
             self._runner.close()
