@@ -206,3 +206,12 @@ def test_null_for_optional_means_not_given() -> None:
     env = runner.call_sync("book", {"lines": [{"crop": "onion", "quantity_kg": 5}], "deliver_on": "2026-10-23",
                                     "unit": "kg", "note": None, "slot": None})
     assert env.ok, env.error
+
+
+def test_a_misspelt_tool_option_is_refused_where_it_is_written() -> None:
+    import pytest
+
+    import toolproof
+
+    with pytest.raises(TypeError, match="timeout"):
+        toolproof.tool(effect="read", timeout=3)  # type: ignore[call-overload]

@@ -18,7 +18,7 @@ import types
 import typing
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Annotated, Any, Final, Literal, get_args, get_origin, overload
+from typing import Annotated, Any, Final, Literal, TypedDict, Unpack, get_args, get_origin, overload
 
 import pydantic
 from pydantic import ConfigDict, TypeAdapter, create_model
@@ -655,46 +655,34 @@ def _output_for(tool_name: str, annotation: Any) -> tuple[dict[str, Any] | None,
 
 # --- the decorator -------------------------------------------------------------------------------------------
 
+
+class ToolOptions(TypedDict, total=False):
+    """What `@tool(...)` passes on to `Tool.from_function` besides `effect` (its defaults live there)."""
+
+    idempotent: bool | None
+    risk: Risk
+    timeout_s: float | None
+    group: str | None
+    name: str | None
+    description: str | None
+    operation_keys: Sequence[str] | None
+    examples: Sequence[Mapping[str, Any]]
+    fallback: str | None
+    open_world: bool
+    limits: Limits
+    approval: Approval
+
+
 @overload
 def tool(fn: Handler, /) -> Tool: ...
 
 
 @overload
-def tool(
-    *,
-    effect: Effect,
-    idempotent: bool | None = None,
-    risk: Risk = "low",
-    timeout_s: float | None = None,
-    group: str | None = None,
-    name: str | None = None,
-    description: str | None = None,
-    operation_keys: Sequence[str] | None = None,
-    examples: Sequence[Mapping[str, Any]] = (),
-    fallback: str | None = None,
-    open_world: bool = False,
-    limits: Limits = DEFAULT_LIMITS,
-    approval: Approval = None,
-) -> Callable[[Handler], Tool]: ...
+def tool(*, effect: Effect, **options: Unpack[ToolOptions]) -> Callable[[Handler], Tool]: ...
 
 
 def tool(
-    fn: Handler | None = None,
-    /,
-    *,
-    effect: Effect = _UNSET,
-    idempotent: bool | None = None,
-    risk: Risk = "low",
-    timeout_s: float | None = None,
-    group: str | None = None,
-    name: str | None = None,
-    description: str | None = None,
-    operation_keys: Sequence[str] | None = None,
-    examples: Sequence[Mapping[str, Any]] = (),
-    fallback: str | None = None,
-    open_world: bool = False,
-    limits: Limits = DEFAULT_LIMITS,
-    approval: Approval = None,
+    fn: Handler | None = None, /, *, effect: Effect = _UNSET, **options: Unpack[ToolOptions]
 ) -> Tool | Callable[[Handler], Tool]:
     """Define a tool from a typed function. `effect` ("read" or "write") is required: no silent default.
 
@@ -702,8 +690,12 @@ def tool(
     owner enforces the idempotency key. `operation_keys` names the arguments that identify one logical
     operation (default: all). `fallback` names a read-only tool to call while this one's breaker is open.
     `approval` ("always", "never" or a policy of the validated arguments and the context) makes a call wait
-    for a person's approval before it runs (see toolproof.contract.approval).
+    for a person's approval before it runs (see toolproof.contract.approval). The other options are those of
+    `Tool.from_function`.
     """
+    unknown = sorted(options.keys() - ToolOptions.__optional_keys__)
+    if unknown:
+        raise TypeError(f"tool() got unexpected keyword argument(s): {', '.join(unknown)}")
 
     def decorate(func: Handler) -> Tool:
         if effect is _UNSET:
@@ -711,22 +703,7 @@ def tool(
                 f"tool {getattr(func, '__name__', '?')!r}: effect is required: @tool(effect='read') or "
                 "@tool(effect='write')"
             )
-        return Tool.from_function(
-            func,
-            effect=effect,
-            idempotent=idempotent,
-            risk=risk,
-            timeout_s=timeout_s,
-            group=group,
-            name=name,
-            description=description,
-            operation_keys=operation_keys,
-            examples=examples,
-            fallback=fallback,
-            open_world=open_world,
-            limits=limits,
-            approval=approval,
-        )
+        return Tool.from_function(func, effect=effect, **options)
 
     if fn is not None:
         return decorate(fn)
