@@ -73,6 +73,15 @@ class Store(ABC):
     @abstractmethod
     def get_stop(self, stop_id: str) -> StopRecord | None: ...
 
+    def add_stop_once(self, stop: StopRecord) -> bool:
+        """Add `stop` unless one with its id is stored; True when this call added it. For a record several
+        observers may write at once (a dead worker's, whose id comes from its claim): the store keeps one.
+        The SQL and memory stores do it in one atomic step; this default is a check, then a write."""
+        if self.get_stop(stop.id) is not None:
+            return False
+        self.add_stop(stop)
+        return True
+
     @abstractmethod
     def resolve_stop(
         self, stop_id: str, *, resolution: str, effect_status: EffectStatus | None = None
@@ -206,6 +215,9 @@ class Store(ABC):
 
     async def aadd_stop(self, stop: StopRecord) -> None:
         await self._off_loop(self.add_stop, stop)
+
+    async def aadd_stop_once(self, stop: StopRecord) -> bool:
+        return await self._off_loop(self.add_stop_once, stop)
 
     async def aclose(self) -> None:
         """Close from inside an event loop (releases async connections too)."""
