@@ -49,7 +49,7 @@ from ..contract.errors import (
 from ..contract.plain import NotPlainJson, plain_json
 from ..contract.redaction import redact, redact_arguments, redact_text, redact_values, secrets_in
 from ..contract.tool import Tool
-from ..stores.base import FinishStatus, Store
+from ..stores.base import FinishStatus, Store, StoreUnavailable
 from ..stores.intent import Intent, IntentStatus
 from ..stores.records import AuditRecord, EffectStatus, StopRecord
 from .keys import KeyParts
@@ -124,6 +124,7 @@ class Journal:
         return max(60.0, 2 * tool.timeout_s + 30.0) if tool.timeout_s else 300.0
 
     def claim(self, intent: Intent) -> Claim:
+        started = time.monotonic()
         try:
             for _ in range(3):
                 if self.store.journal_claim(intent):
@@ -138,11 +139,11 @@ class Journal:
                 if found is not None:  # a finished entry past the clarification window: forget it, claim again
                     self.store.journal_prune(self.now() - self.window_s, found.key)
         except Exception as exc:
-            return Claim("refuse", intent, journal_unavailable(exc))
+            return Claim("refuse", intent, journal_unavailable(exc, self.store.url, time.monotonic() - started))
         return Claim("wait", intent)  # the row came and went three times: someone is busy with it
 
     async def aclaim(self, intent: Intent) -> Claim:
-        store = self.store
+        store, started = self.store, time.monotonic()
         try:
             for _ in range(3):
                 if await store.ajournal_claim(intent):
@@ -158,7 +159,7 @@ class Journal:
                 if found is not None:
                     await store.ajournal_prune(self.now() - self.window_s, found.key)
         except Exception as exc:
-            return Claim("refuse", intent, journal_unavailable(exc))
+            return Claim("refuse", intent, journal_unavailable(exc, self.store.url, time.monotonic() - started))
         return Claim("wait", intent)
 
     # --- a worker that died holding a claim ---------------------------------------------------------------
@@ -454,11 +455,41 @@ def lost_worker_stop(found: Intent, now: float) -> StopRecord:
     )
 
 
-def journal_unavailable(exc: BaseException) -> TransientUpstream:
+def unavailable_cause(exc: BaseException) -> str:
+    """The class of a store failure, as an operator names it: `connection refused`, `timeout`, `file replaced`..."""
+    if isinstance(exc, StoreUnavailable):
+        return exc.cause
+    text = f"{type(exc).__name__} {exc}".lower()
+    for needle, cause in (("refused", "connection refused"), ("timeout", "timeout"), ("timed out", "timeout"),
+                          ("locked", "locked"), ("closed", "closed")):
+        if needle in text:
+            return cause
+    return "connection lost" if isinstance(exc, ConnectionError) else "error"
+
+
+def journal_unavailable(exc: BaseException, store: str = "", waited_s: float | None = None) -> TransientUpstream:
+    """JOURNAL_UNAVAILABLE saying what happened: which store (its URL through the one redaction), the cause
+    class and how long the claim waited; the same words reach the stop record."""
+    where = redact_text(store) if store else "the store"
+    cause = unavailable_cause(exc)
+    waited = "an unmeasured time" if waited_s is None else f"{waited_s:.1f} s"
+    if isinstance(exc, StoreUnavailable) and cause.startswith("file "):
+        what = redact_text(str(exc))
+    elif cause == "connection refused":
+        what = f"connections refused for {waited} at {where}"
+    elif cause == "timeout":
+        what = f"no connection within {waited} at {where} (timeout)"
+    elif cause == "locked":
+        what = f"the database at {where} stayed locked for {waited}"
+    elif cause == "closed":
+        what = f"the store at {where} is closed"
+    else:
+        what = f"{redact_text(f'{type(exc).__name__}: {exc}')[:300]} at {where} after {waited}"
     return TransientUpstream(
-        "The write journal could not be reached, so the write was not sent.",
+        f"The write journal could not be reached, so the write was not sent: {what}.",
         code="JOURNAL_UNAVAILABLE",
         hint="Nothing was done: the write was not sent.",
+        state={"store": where, "cause": cause, "waited_s": None if waited_s is None else round(waited_s, 3)},
     )
 
 

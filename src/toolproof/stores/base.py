@@ -28,6 +28,19 @@ def shown_url(url: str) -> str:
     return urlunsplit(parts._replace(netloc=parts.netloc.replace(f":{parts.password}@", ":***@", 1)))
 
 
+class StoreUnavailable(OSError):
+    """The store cannot be used now, and why: `cause` is a short class (`file replaced`, `file removed`,
+    `connection refused`, `timeout`), `store` the store as it may be shown (redacted), `waited_s` how long the
+    call waited for it, when it did. An `OSError`, so every caller treats it as a store that is away."""
+
+    def __init__(self, message: str, *, store: str, cause: str, waited_s: float | None = None) -> None:
+        super().__init__(message)
+        self.store, self.cause, self.waited_s = store, cause, waited_s
+
+    def __str__(self) -> str:
+        return str(self.args[0])
+
+
 class StoreNotFound(LookupError):
     """Opening with `create=False` found no store: a missing file or folder, a missing database, or a
     database without toolproof's tables. A command that only reads says so instead of creating one."""
