@@ -82,3 +82,14 @@ def test_a_replaced_file_is_refused_for_reads_and_audit_too(tmp_path: Path) -> N
     assert store.unreachable(caught.value)  # the audit writer keeps its records for later, not drops them
     store.close()
 
+
+
+def test_a_relative_path_is_still_the_same_file_after_a_change_of_directory(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    (tmp_path / "a").mkdir()
+    monkeypatch.chdir(tmp_path / "a")
+    store = SqliteStore("rel.sqlite3")
+    monkeypatch.chdir(tmp_path)  # "rel.sqlite3" names no file here; the store's file is unchanged
+    assert store.list_stops() == []
+    store.close()

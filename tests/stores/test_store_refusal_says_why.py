@@ -32,7 +32,8 @@ def _refused_write(store: str | Store, outage: Callable[[], Any]) -> tuple[toolp
             stops.append(record)
 
     runner = toolproof.Runner(_toolset(), store=store, retry=toolproof.RetryPolicy(max_attempts=1), hooks=[hook])
-    try:
+    try:  # one write first: every pool connection is open before the outage (none half-made through it)
+        assert runner.call_sync("place_order", {"sku": "A"}, context=CallContext(conversation_id="c1")).ok
         with outage():
             envelope = runner.call_sync("place_order", {"sku": "B"}, context=CallContext(conversation_id="c2"))
     finally:

@@ -62,7 +62,9 @@ class SqliteStore(SqlStore):
             self._set_wal(busy_timeout_s)
         self._db.execute(f"PRAGMA synchronous = {sync}")
         self._migrate()
-        self._file = None if self.path in (":memory:", "") else _file_id(self.path)
+        # Checked by absolute path: a process that changes its directory still names the file it opened.
+        self._abspath = os.path.abspath(self.path)
+        self._file = None if self.path in (":memory:", "") else _file_id(self._abspath)
 
     def _set_wal(self, timeout_s: float) -> None:
         """Switch to WAL. Several processes opening a new file at once can get SQLITE_BUSY here without the
@@ -100,7 +102,7 @@ class SqliteStore(SqlStore):
         """Refuse to go on with a file that is no longer at its path (see the module docstring)."""
         if self._file is None:
             return
-        now = _file_id(self.path)
+        now = _file_id(self._abspath)
         if now == self._file:
             return
         how = "removed" if now is None else "replaced"
