@@ -122,3 +122,20 @@ def test_a_locked_sqlite_file_says_locked_and_for_how_long(tmp_path: Path) -> No
     envelope, stops = _refused_write(SqliteStore(path, busy_timeout_s=0.5), lambda: _Locked(path))
     _check(envelope, stops, f"the database at sqlite:///{path}", "locked")
     assert "stayed locked for 0." in envelope.error.message  # type: ignore[union-attr]
+
+
+async def test_the_async_path_says_refused_too(pg_dsn: str) -> None:
+    schema = unique_schema()
+    relay = Relay(int(psycopg.conninfo.conninfo_to_dict(pg_dsn).get("port") or 5432))
+    runner = toolproof.Runner(_toolset(), store=_pg_url(pg_dsn, relay.port, schema),
+                              retry=toolproof.RetryPolicy(max_attempts=1))
+    try:
+        assert (await runner.call("place_order", {"sku": "A"}, context=CallContext(conversation_id="c1"))).ok
+        relay.refuse()
+        envelope = await runner.call("place_order", {"sku": "B"}, context=CallContext(conversation_id="c2"))
+    finally:
+        await runner.aclose()
+        drop_schema(pg_dsn, schema)
+    assert envelope.error is not None and envelope.error.state is not None
+    assert envelope.error.state["cause"] == "connection refused", envelope.error.message
+    assert "connections refused for 1." in envelope.error.message and PASSWORD not in envelope.to_json()
