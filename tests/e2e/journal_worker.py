@@ -3,12 +3,14 @@ write, journaled in a store given by URL, against a shop's SQLite file shared wi
 
     python journal_worker.py race STORE_URL SHOP_PATH INVOICES_PATH KEYS SYNC_DIR SEED
     python journal_worker.py crash STORE_URL SHOP_PATH READY_FILE
+    python journal_worker.py repeat STORE_URL SHOP_PATH
 
 `race` writes SYNC_DIR/ready-SEED and waits for SYNC_DIR/go, so all workers collide, then places KEYS
 orders and invoices (one per
 conversation c0..cN, in a shuffled order) and prints a JSON summary. `crash` places one order whose
 handler commits the row, writes READY_FILE and then hangs, so the parent can SIGKILL it between the
-effect's commit and the journal update.
+effect's commit and the journal update. `repeat` (a restarted worker) sends that order again and prints its
+envelope.
 """
 
 from __future__ import annotations
@@ -114,11 +116,22 @@ def crash(store_url: str, shop_path: str, ready_file: str) -> None:
     runner.call_sync("place_order", ORDER, context=toolproof.CallContext(conversation_id="crash", principal="B-17"))
 
 
+def repeat(store_url: str, shop_path: str) -> None:
+    shop = Shop(shop_path, today=lambda: TODAY)
+    runner = toolproof.Runner(crash_toolset(shop, None), store=store_url)
+    env = runner.call_sync("place_order", ORDER, context=toolproof.CallContext(conversation_id="crash",
+                                                                               principal="B-17"))
+    runner.close()
+    print(env.to_json())
+
+
 if __name__ == "__main__":
     mode = sys.argv[1]
     if mode == "race":
         race(sys.argv[2], sys.argv[3], sys.argv[4], int(sys.argv[5]), sys.argv[6], int(sys.argv[7]))
     elif mode == "crash":
         crash(sys.argv[2], sys.argv[3], sys.argv[4])
+    elif mode == "repeat":
+        repeat(sys.argv[2], sys.argv[3])
     else:
         raise SystemExit(f"unknown mode {mode!r}")

@@ -350,3 +350,86 @@ def test_extreme_but_valid_values_get_stable_keys(value: Any, buyer: Any) -> Non
     a = toolproof.Runner(toolproof.Toolset([store_note])).call_sync("store_note", {"payload": value}, context=buyer)
     b = toolproof.Runner(toolproof.Toolset([store_note])).call_sync("store_note", {"payload": value}, context=buyer)
     assert a.ok and b.ok and a.result == b.result
+
+
+def _dead_claim(store: Store, jr: toolproof.Runner, args: dict[str, Any], buyer: Any, owner: str) -> str:
+    from toolproof.journal.keys import key_parts_for
+
+    tool = jr.toolset.get("send_invoice")
+    parts = key_parts_for(tool, args, buyer)
+    store.journal_claim(Journal(store, owner=owner, lease_s=0.01).new_intent(tool, args, buyer, parts))
+    time.sleep(0.02)
+    return parts.key
+
+
+def test_a_dead_workers_claim_gets_one_stop_record_from_racing_observers(
+    jr: toolproof.Runner, store: Store, buyer: Any
+) -> None:
+    import threading
+
+    key = _dead_claim(store, jr, {"amount_rs": 43}, buyer, "build-7:4242:ab12cd34")
+    go = threading.Barrier(8)
+
+    def observe(i: int) -> None:
+        go.wait()
+        if i % 2:
+            jr.call_sync("send_invoice", {"amount_rs": 43}, context=buyer)
+        else:
+            Journal(store).list()
+
+    threads = [threading.Thread(target=observe, args=(i,)) for i in range(8)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    stops = [s for s in store.list_stops() if s.idempotency_key == key]
+    assert len(stops) == 1 and stops[0].reason == "worker_lost" and stops[0].effect_status == "unknown"
+    assert "pid 4242 on build-7" in stops[0].message and stops[0].extra["pid"] == 4242
+    assert store.journal_get(key).status == "unknown"  # type: ignore[union-attr]
+    jr.reconcile(key, "not_done")
+    (stop,) = [s for s in store.list_stops(resolved=True) if s.idempotency_key == key]
+    assert stop.effect_status == "not_done"
+
+
+async def test_the_async_path_writes_the_dead_workers_stop_too(
+    jr: toolproof.Runner, store: Store, buyer: Any
+) -> None:
+    key = _dead_claim(store, jr, {"amount_rs": 45}, buyer, "gone")
+    env = await jr.call("send_invoice", {"amount_rs": 45}, context=buyer)
+    assert env.error is not None and env.error.code == "OUTCOME_UNKNOWN"
+    (stop,) = [s for s in store.list_stops() if s.idempotency_key == key]
+    assert stop.code == "WORKER_LOST" and "gone" in stop.message and stop.extra["pid"] is None
+
+
+def test_a_slow_worker_that_settles_after_its_lease_resolves_the_stop(buyer: Any, tmp_path: Path) -> None:
+    """The worker was slow, not dead: it settles between the observer's stop record and its UPDATE. The record
+    is resolved with what happened rather than left claiming an unknown outcome."""
+    from toolproof.journal.keys import key_parts_for
+
+    class SlowWorkerStore(SqliteStore):
+        """A real SQLite store in which the slow worker's settlement lands right after the stop record."""
+
+        settle: Any = None
+
+        def add_stop_once(self, stop: Any) -> bool:
+            added = super().add_stop_once(stop)
+            if self.settle is not None:
+                self.settle()
+            return added
+
+    store = SlowWorkerStore(tmp_path / "j.sqlite3")
+    inv = Invoices(tmp_path / "inv.sqlite3")
+    (tool,) = invoice_tools(inv)
+    runner = toolproof.Runner(toolproof.Toolset([tool]), store=store, loop_guard=None)
+    args = {"amount_rs": 47}
+    slow = Journal(store, owner="slow:1:x", lease_s=0.01)
+    intent = slow.new_intent(tool, args, buyer, key_parts_for(tool, args, buyer))
+    store.journal_claim(intent)
+    time.sleep(0.02)
+    store.settle = lambda: store.journal_finish(intent.key, intent.owner, "done", {"ok": True, "result": 1}, 0.0)
+    env = runner.call_sync("send_invoice", args, context=buyer)
+    assert env.ok and env.meta.replayed
+    (stop,) = store.list_stops(resolved=True)
+    assert stop.effect_status == "done" and "after its lease ran out: done" in (stop.resolution or "")
+    runner.close()
+    inv.db.close()

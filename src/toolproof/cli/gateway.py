@@ -16,6 +16,7 @@ from .serve import (
     AllowHostOpt,
     HostOpt,
     HttpOpt,
+    OAuthOpt,
     PortOpt,
     TokensEnvOpt,
     TokensFileOpt,
@@ -49,6 +50,7 @@ def gateway(
     as_json: JsonOpt = False,
     tokens_file: TokensFileOpt = None,
     tokens_env: TokensEnvOpt = None,
+    oauth: OAuthOpt = None,
     allow_host: AllowHostOpt = None,
 ) -> None:
     """Serve the tools of one or more upstream MCP servers through the whole contract.
@@ -60,7 +62,7 @@ def gateway(
     from ..contract.errors import ToolError
     from ..mcp import ConfigError, gateway_config
 
-    auth = http_auth(tokens_file, tokens_env)
+    auth = http_auth(tokens_file, tokens_env, oauth)
     check_http_bind(http, host, auth)
 
     try:

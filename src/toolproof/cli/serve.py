@@ -23,17 +23,22 @@ TokensFileOpt = Annotated[Path | None, typer.Option(
 TokensEnvOpt = Annotated[str | None, typer.Option(
     "--tokens-env", help="HTTP bearer tokens: the NAME of an environment variable holding `PRINCIPAL TOKEN` "
                          "entries (newline or comma separated).")]
+OAuthOpt = Annotated[Path | None, typer.Option(
+    "--oauth", help="HTTP as an OAuth resource server: a TOML file naming the issuer, this server's resource URL "
+                    "and the token introspection endpoint (docs/mcp.md).")]
 AllowHostOpt = Annotated[list[str] | None, typer.Option(
     "--allow-host", help="A Host/Origin name clients use besides loopback and the bound address (repeatable).")]
 
 
-def http_auth(tokens_file: Path | None, tokens_env: str | None) -> HttpAuth | None:
+def http_auth(tokens_file: Path | None, tokens_env: str | None, oauth: Path | None = None) -> HttpAuth | None:
     """The HTTP authentication the options ask for (None: no authentication, loopback only)."""
     from ..mcp.auth import HttpAuth, TokenTable
 
-    if tokens_file is not None and tokens_env is not None:
-        raise fail("give one of --tokens-file and --tokens-env, not both")
+    if sum(x is not None for x in (tokens_file, tokens_env, oauth)) > 1:
+        raise fail("give one of --tokens-file, --tokens-env and --oauth, not several")
     try:
+        if oauth is not None:
+            return HttpAuth.from_oauth_file(oauth)
         if tokens_file is not None:
             return HttpAuth.bearer(TokenTable.from_file(tokens_file))
         if tokens_env is not None:
@@ -48,7 +53,7 @@ def check_http_bind(http: bool, host: str, auth: HttpAuth | None) -> None:
     from ..mcp.auth import InsecureBind, check_bind
 
     if not http and auth is not None:
-        raise fail("--tokens-file/--tokens-env apply to --http only")
+        raise fail("--tokens-file/--tokens-env/--oauth apply to --http only")
     try:
         if http:
             check_bind(host, auth)
@@ -66,13 +71,14 @@ def serve(
     name: Annotated[str, typer.Option("--name", help="The server name shown to clients.")] = "toolproof",
     tokens_file: TokensFileOpt = None,
     tokens_env: TokensEnvOpt = None,
+    oauth: OAuthOpt = None,
     allow_host: AllowHostOpt = None,
 ) -> None:
     """Serve a toolset over MCP (stdio by default); the store is named once, on stderr."""
     from ..mcp import serve_http, serve_stdio
     from ..pipeline.runner import Runner
 
-    auth = http_auth(tokens_file, tokens_env)
+    auth = http_auth(tokens_file, tokens_env, oauth)
     check_http_bind(http, host, auth)
     toolset = load_toolset(target)
     url = chosen_store(store)

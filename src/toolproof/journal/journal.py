@@ -22,6 +22,8 @@ with a stop record, unless the tool is idempotent end to end (then released: a r
 
 from __future__ import annotations
 
+import asyncio
+import hashlib
 import json
 import os
 import socket
@@ -47,9 +49,9 @@ from ..contract.errors import (
 from ..contract.plain import NotPlainJson, plain_json
 from ..contract.redaction import redact, redact_arguments, redact_text, redact_values, secrets_in
 from ..contract.tool import Tool
-from ..stores.base import FinishStatus, Store
+from ..stores.base import FinishStatus, Store, StoreUnavailable
 from ..stores.intent import Intent, IntentStatus
-from ..stores.records import AuditRecord, StopRecord
+from ..stores.records import AuditRecord, EffectStatus, StopRecord
 from .keys import KeyParts
 
 DEFAULT_RETENTION_S: Final = 24 * 3600.0
@@ -122,13 +124,14 @@ class Journal:
         return max(60.0, 2 * tool.timeout_s + 30.0) if tool.timeout_s else 300.0
 
     def claim(self, intent: Intent) -> Claim:
+        started = time.monotonic()
         try:
             for _ in range(3):
                 if self.store.journal_claim(intent):
                     return Claim("proceed", intent)
                 found = self.store.journal_get(intent.key) or self.store.journal_for_operation(intent.operation_id)
                 if found is not None and found.status == "in_flight" and found.lease_until < self.now():
-                    self.store.journal_expire(self.now(), found.key)
+                    self._lapse(found)
                     found = self.store.journal_get(found.key)
                 decided = None if found is None else self.decide(intent, found)
                 if decided is not None:
@@ -136,11 +139,11 @@ class Journal:
                 if found is not None:  # a finished entry past the clarification window: forget it, claim again
                     self.store.journal_prune(self.now() - self.window_s, found.key)
         except Exception as exc:
-            return Claim("refuse", intent, journal_unavailable(exc))
+            return Claim("refuse", intent, journal_unavailable(exc, self.store.url, time.monotonic() - started))
         return Claim("wait", intent)  # the row came and went three times: someone is busy with it
 
     async def aclaim(self, intent: Intent) -> Claim:
-        store = self.store
+        store, started = self.store, time.monotonic()
         try:
             for _ in range(3):
                 if await store.ajournal_claim(intent):
@@ -148,7 +151,7 @@ class Journal:
                 found = await store.ajournal_get(intent.key) or await store.ajournal_for_operation(
                     intent.operation_id)
                 if found is not None and found.status == "in_flight" and found.lease_until < self.now():
-                    await store.ajournal_expire(self.now(), found.key)
+                    await self._alapse(found)
                     found = await store.ajournal_get(found.key)
                 decided = None if found is None else self.decide(intent, found)
                 if decided is not None:
@@ -156,8 +159,45 @@ class Journal:
                 if found is not None:
                     await store.ajournal_prune(self.now() - self.window_s, found.key)
         except Exception as exc:
-            return Claim("refuse", intent, journal_unavailable(exc))
+            return Claim("refuse", intent, journal_unavailable(exc, self.store.url, time.monotonic() - started))
         return Claim("wait", intent)
+
+    # --- a worker that died holding a claim ---------------------------------------------------------------
+    def _lapse(self, found: Intent) -> int:
+        """Turn a claim whose lease ran out `unknown`, with its stop record. The record goes first, under an id
+        derived from the claim, so every observer writes the same one (the store keeps one) and a crash in
+        between never leaves an unknown write without its record; then the conditional UPDATE."""
+        now = self.now()
+        stop = lost_worker_stop(found, now)
+        self.store.add_stop_once(stop)
+        changed = self.store.journal_expire(now, found.key)
+        if not changed:
+            self._settled_meanwhile(stop, self.store.journal_get(found.key), found)
+        return changed
+
+    async def _alapse(self, found: Intent) -> int:
+        now = self.now()
+        stop = lost_worker_stop(found, now)
+        await self.store.aadd_stop_once(stop)
+        changed = await self.store.ajournal_expire(now, found.key)
+        if not changed:
+            after = await self.store.ajournal_get(found.key)
+            await asyncio.to_thread(self._settled_meanwhile, stop, after, found)  # rare: no async form needed
+        return changed
+
+    def _settled_meanwhile(self, stop: StopRecord, after: Intent | None, found: Intent) -> None:
+        """The UPDATE changed nothing: another observer expired it (fine), or its slow worker settled the write
+        after all, after its lease ran out: then the record just written is resolved with what happened."""
+        same = after is not None and after.owner == found.owner and after.created_at == found.created_at
+        if same and after is not None and after.status in ("unknown", "in_flight"):
+            return
+        current = self.store.get_stop(stop.id)
+        if current is None or current.resolved_at is not None:
+            return
+        status = after.status if same and after is not None else "released"
+        effect: EffectStatus | None = "done" if status == "done" else "not_done" if status == "released" else None
+        self.store.resolve_stop(stop.id, resolution=f"its worker settled the write after its lease ran out: {status}",
+                                effect_status=effect)
 
     @property
     def window_s(self) -> float:
@@ -235,8 +275,10 @@ class Journal:
             raise ValueError(f"outcome must be 'done' or 'not_done', got {outcome!r}")
         if force and not (note and note.strip()):
             raise ValueError("force needs a note saying what was found")
-        self.store.journal_expire(self.now(), key)
         found = self.store.journal_get(key)
+        if found is not None and found.status == "in_flight" and found.lease_until < self.now():
+            self._lapse(found)
+            found = self.store.journal_get(key)
         if found is None:
             raise NotFound(f"No journal entry has the key {key!r}.", code="KEY_NOT_FOUND", field="key",
                            received=key, hint="List the open entries with `toolproof journal list`.")
@@ -253,8 +295,10 @@ class Journal:
         return settled or replace(found, resolution=resolution)
 
     def expire(self) -> int:
-        """Mark every intent whose worker's lease ended as `unknown`."""
-        return self.store.journal_expire(self.now())
+        """Mark every intent whose worker's lease ended as `unknown`, each with its stop record."""
+        now = self.now()
+        lapsed = [i for i in self.store.journal_list(status="in_flight", limit=1_000_000) if i.lease_until < now]
+        return sum(self._lapse(intent) for intent in lapsed)
 
     def list(self, status: IntentStatus | None = None, limit: int = 100) -> list[Intent]:
         self.expire()
@@ -380,11 +424,72 @@ def outcome_unknown(key: str) -> OutcomeUnknown:
     )
 
 
-def journal_unavailable(exc: BaseException) -> TransientUpstream:
+def worker_of(owner: str) -> tuple[str | None, int | None]:
+    """(host, pid) from a journal owner `host:pid:nonce` (None for an owner named otherwise)."""
+    parts = owner.rsplit(":", 2)
+    if len(parts) == 3 and parts[1].isdigit():
+        return parts[0], int(parts[1])
+    return None, None
+
+
+def lost_worker_stop(found: Intent, now: float) -> StopRecord:
+    """The stop record of a write whose worker died holding its claim (the lease ran out unsettled): what,
+    which key, which worker, and what the operator does. Its id is a digest of the claim (key, owner, time),
+    so every observer derives the same record."""
+    host, pid = worker_of(found.owner)
+    worker = f"pid {pid} on {host}" if pid is not None else found.owner
+    digest = hashlib.sha256(f"{found.key}\0{found.owner}\0{found.created_at!r}".encode()).hexdigest()[:24]
+    resolve = f"toolproof journal resolve {found.key} --done|--not-done"
+    return StopRecord(
+        id=digest, at=now, tool=found.tool, call_id=found.call_id or found.key, arguments=found.arguments,
+        error_class=str(ErrorClass.OUTCOME_UNKNOWN), code="WORKER_LOST",
+        message=(f"The worker running {found.tool} (key {found.key}, operation {found.operation_id}), {worker}, "
+                 f"stopped before settling it: its lease ended at {utc_timestamp(found.lease_until)}, so the write "
+                 f"may or may not have taken effect; it will not be sent again. Check {found.tool}'s own system "
+                 f"for this key, then run `{resolve}`."),
+        attempts=1, effect_status="unknown", reason="worker_lost", conversation_id=found.conversation_id,
+        idempotency_key=found.key,
+        extra={"owner": found.owner, "host": host, "pid": pid, "operation_id": found.operation_id,
+               "claimed_at": found.created_at, "lease_until": found.lease_until, "principal": found.principal,
+               "next": resolve},
+    )
+
+
+def unavailable_cause(exc: BaseException) -> str:
+    """The class of a store failure, as an operator names it: `connection refused`, `timeout`, `file replaced`..."""
+    if isinstance(exc, StoreUnavailable):
+        return exc.cause
+    text = f"{type(exc).__name__} {exc}".lower()
+    for needle, cause in (("refused", "connection refused"), ("timeout", "timeout"), ("timed out", "timeout"),
+                          ("locked", "locked"), ("closed", "closed")):
+        if needle in text:
+            return cause
+    return "connection lost" if isinstance(exc, ConnectionError) else "error"
+
+
+def journal_unavailable(exc: BaseException, store: str = "", waited_s: float | None = None) -> TransientUpstream:
+    """JOURNAL_UNAVAILABLE saying what happened: which store (its URL through the one redaction), the cause
+    class and how long the claim waited; the same words reach the stop record."""
+    where = redact_text(store) if store else "the store"
+    cause = unavailable_cause(exc)
+    waited = "an unmeasured time" if waited_s is None else f"{waited_s:.1f} s"
+    if isinstance(exc, StoreUnavailable) and cause.startswith("file "):
+        what = redact_text(str(exc))
+    elif cause == "connection refused":
+        what = f"connections refused for {waited} at {where}"
+    elif cause == "timeout":
+        what = f"no connection within {waited} at {where} (timeout)"
+    elif cause == "locked":
+        what = f"the database at {where} stayed locked for {waited}"
+    elif cause == "closed":
+        what = f"the store at {where} is closed"
+    else:
+        what = f"{redact_text(f'{type(exc).__name__}: {exc}')[:300]} at {where} after {waited}"
     return TransientUpstream(
-        "The write journal could not be reached, so the write was not sent.",
+        f"The write journal could not be reached, so the write was not sent: {what}.",
         code="JOURNAL_UNAVAILABLE",
         hint="Nothing was done: the write was not sent.",
+        state={"store": where, "cause": cause, "waited_s": None if waited_s is None else round(waited_s, 3)},
     )
 
 

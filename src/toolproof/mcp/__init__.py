@@ -10,7 +10,7 @@ try:
 except ImportError as exc:  # pragma: no cover - depends on the installed extras
     raise ImportError("toolproof.mcp needs the MCP SDK: pip install 'toolproof[mcp]'") from exc
 
-from .auth import HttpAuth, InsecureBind, TokenTable
+from .auth import HttpAuth, InsecureBind, IntrospectionVerifier, TokenTable
 from .client import ImportedToolset, build_tool, close_open_schema, import_tools
 from .config import (
     ConfigError,
@@ -53,6 +53,7 @@ __all__ = [
     "HttpAuth",
     "ImportedToolset",
     "InsecureBind",
+    "IntrospectionVerifier",
     "NameClash",
     "NamingPolicy",
     "TokenTable",

@@ -13,6 +13,7 @@ from __future__ import annotations
 import hashlib
 import hmac
 import ipaddress
+import logging
 import os
 import re
 from collections import OrderedDict
@@ -20,6 +21,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Final
+from urllib.parse import urlsplit
 
 from mcp.server.auth.middleware.bearer_auth import AuthenticatedUser
 from mcp.server.auth.provider import AccessToken, TokenVerifier
@@ -28,6 +30,8 @@ from mcp.server.transport_security import TransportSecuritySettings
 
 from ..contract.context import CallContext
 from ..contract.errors import PermissionDenied
+
+log = logging.getLogger("toolproof")
 
 MIN_TOKEN_LENGTH: Final = 16
 #: How many conversation owners one server remembers (about 200 bytes each); the oldest is forgotten first.
@@ -111,6 +115,78 @@ class TokenTable(TokenVerifier):
         return f"TokenTable({len(self._table)} tokens)"
 
 
+class IntrospectionVerifier(TokenVerifier):
+    """OAuth access tokens checked at the authorization server's RFC 7662 introspection endpoint.
+
+    Each request's token is POSTed to `endpoint` (as this resource server, with HTTP Basic `client_id` /
+    `client_secret` when given); an `active` answer becomes the SDK's `AccessToken` (subject, client id,
+    scopes, expiry, audience as the resource), anything else (inactive, another issuer, an error, no answer
+    within `timeout_s`) is no token: the SDK answers 401. The endpoint must be https, or http on loopback."""
+
+    def __init__(
+        self,
+        endpoint: str,
+        *,
+        issuer: str | None = None,
+        resource_url: str | None = None,
+        client_id: str | None = None,
+        client_secret: str | None = None,
+        timeout_s: float = 5.0,
+    ) -> None:
+        parts = urlsplit(endpoint)
+        if parts.scheme != "https" and not (parts.scheme == "http" and is_loopback(parts.hostname or "")):
+            raise ValueError(f"the introspection endpoint must be https (or http on loopback), got {endpoint!r}")
+        if (client_id is None) != (client_secret is None):
+            raise ValueError("give both client_id and client_secret for the introspection endpoint, or neither")
+        self.endpoint, self.issuer, self.resource_url = endpoint, issuer, resource_url
+        self._client = None if client_id is None else (client_id, client_secret or "")
+        self.timeout_s = timeout_s
+
+    async def verify_token(self, token: str) -> AccessToken | None:
+        import httpx
+
+        try:
+            async with httpx.AsyncClient(timeout=self.timeout_s, auth=self._client) as http:
+                answer = await http.post(self.endpoint, data={"token": token, "token_type_hint": "access_token"},
+                                         headers={"accept": "application/json"})
+            data = answer.json() if answer.status_code == 200 else None
+        except (httpx.HTTPError, ValueError) as exc:
+            log.warning("toolproof: the token introspection endpoint %s failed: %s", self.endpoint,
+                        type(exc).__name__)
+            return None
+        if not isinstance(data, dict) or data.get("active") is not True:
+            return None
+        issuer = data.get("iss")
+        if self.issuer is not None and issuer is not None and str(issuer).rstrip("/") != self.issuer.rstrip("/"):
+            return None
+        subject, client = data.get("sub"), data.get("client_id")
+        if not isinstance(subject, str | None) or not isinstance(client, str | None) or not (subject or client):
+            return None
+        exp = data.get("exp")
+        scope = data.get("scope")
+        return AccessToken(
+            token="[oauth]",  # never kept: no repr or log line can show it
+            client_id=client or subject or "", subject=subject,
+            scopes=scope.split() if isinstance(scope, str) else [],
+            expires_at=int(exp) if isinstance(exp, int | float) and not isinstance(exp, bool) else None,
+            resource=self._audience(data.get("aud")),
+            claims={"iss": str(issuer)} if issuer is not None else None,
+        )
+
+    def _audience(self, aud: Any) -> str | None:
+        """The token's audience as one resource: this server's URL when a list of audiences names it."""
+        if isinstance(aud, str):
+            return aud
+        if isinstance(aud, list):
+            mine = (self.resource_url or "").rstrip("/")
+            named = [a for a in aud if isinstance(a, str)]
+            return next((a for a in named if a.rstrip("/") == mine), named[0] if named else None)
+        return None
+
+    def __repr__(self) -> str:
+        return f"IntrospectionVerifier({self.endpoint!r})"
+
+
 def _check_entry(token: str, principal: str, *, where: str) -> None:
     if not isinstance(principal, str) or not _PRINCIPAL_RE.match(principal):
         raise ValueError(f"{where}: the principal must be 1-200 printable characters without spaces")
@@ -142,7 +218,7 @@ class HttpAuth:
         required_scopes: Iterable[str] = (),
     ) -> HttpAuth:
         """OAuth 2.1 resource server (the MCP authorization spec): tokens issued by `issuer_url` for
-        `resource_url`, checked by `verifier` (e.g. `IntrospectionVerifier`); the SDK serves
+        `resource_url`, checked by `verifier` (e.g. `IntrospectionVerifier`, or any SDK `TokenVerifier`); the SDK serves
         `/.well-known/oauth-protected-resource` and answers 401 with its URL."""
         settings = AuthSettings(
             issuer_url=issuer_url,  # type: ignore[arg-type]  # pydantic parses the URL
@@ -151,6 +227,57 @@ class HttpAuth:
             validate_token_resource=True,
         )
         return cls(verifier, settings)
+
+    @classmethod
+    def from_oauth_file(cls, path: str | Path, environ: Mapping[str, str] | None = None) -> HttpAuth:
+        """OAuth resource-server mode from a TOML file (`toolproof serve/gateway --oauth FILE`):
+
+            issuer = "https://auth.example.com"            # the authorization server
+            resource = "https://mcp.example.com/mcp"       # this server's URL, as clients reach it
+            introspection_endpoint = "https://auth.example.com/introspect"
+            scopes = ["tools"]                             # required of every token (optional)
+            client_id = "toolproof-rs"                     # how this server authenticates to the endpoint
+            client_secret_env = "TOOLPROOF_OAUTH_SECRET"   # the NAME of the variable holding the secret
+
+        Errors are `ValueError`s naming the file and the key, never a secret."""
+        import tomllib
+
+        where = f"OAuth file {str(path)!r}"
+        try:
+            data = tomllib.loads(Path(path).read_text(encoding="utf-8"))
+        except OSError as exc:
+            raise ValueError(f"cannot read the {where}: {exc.strerror}") from None
+        except tomllib.TOMLDecodeError as exc:
+            raise ValueError(f"the {where} is not TOML: {exc}") from None
+        known = {"issuer", "resource", "introspection_endpoint", "scopes", "client_id", "client_secret_env",
+                 "timeout_s"}
+        unknown = sorted(set(data) - known)
+        if unknown:
+            raise ValueError(f"{where}: unknown keys {unknown}; known: {sorted(known)}")
+        for key in ("issuer", "resource", "introspection_endpoint"):
+            if not isinstance(data.get(key), str) or not data[key]:
+                raise ValueError(f"{where}: `{key}` (a URL) is required")
+        scopes = data.get("scopes", [])
+        if not isinstance(scopes, list) or not all(isinstance(x, str) and x for x in scopes):
+            raise ValueError(f"{where}: `scopes` must be a list of scope names")
+        secret = None
+        if "client_secret_env" in data:
+            name = str(data["client_secret_env"])
+            secret = (os.environ if environ is None else environ).get(name)
+            if not secret:
+                raise ValueError(f"{where}: the environment variable {name} (client_secret_env) is not set or empty")
+        client = data.get("client_id")
+        if (client is None) != (secret is None):
+            raise ValueError(f"{where}: give both `client_id` and `client_secret_env`, or neither")
+        try:
+            verifier = IntrospectionVerifier(
+                data["introspection_endpoint"], issuer=data["issuer"], resource_url=data["resource"],
+                client_id=None if client is None else str(client), client_secret=secret,
+                timeout_s=float(data.get("timeout_s", 5.0)))
+            return cls.oauth(verifier, issuer_url=data["issuer"], resource_url=data["resource"],
+                             required_scopes=scopes)
+        except (ValueError, TypeError) as exc:  # pydantic's ValidationError is a ValueError
+            raise ValueError(f"{where}: {exc}") from None
 
     def sdk_settings(self) -> AuthSettings:
         """The `AuthSettings` the SDK needs to install its bearer middleware (bearer mode: a local placeholder)."""

@@ -6,15 +6,15 @@ import os
 from typing import TYPE_CHECKING, Any
 from urllib.parse import parse_qsl, urlsplit
 
-from .base import Store, StoreNotFound, shown_url
+from .base import Store, StoreNotFound, StoreUnavailable, shown_url
 from .memory import MemoryStore
 from .sqlite import SqliteStore
 
 if TYPE_CHECKING:
     from .postgres import PostgresStore
 
-__all__ = ["FILE_STORE", "MemoryStore", "PostgresStore", "SqliteStore", "Store", "StoreNotFound", "open_store",
-           "store_url"]
+__all__ = ["FILE_STORE", "MemoryStore", "PostgresStore", "SqliteStore", "Store", "StoreNotFound",
+           "StoreUnavailable", "open_store", "store_url"]
 
 ENV_VAR = "TOOLPROOF_STORE"
 #: The store of the CLI and the MCP server/gateway when neither `--store` nor `TOOLPROOF_STORE` names one:

@@ -316,6 +316,11 @@ class SqlStore(Store):
         self._run(f"INSERT INTO toolproof_stops ({STOP_COLUMNS}) VALUES ({_marks(20)})"
                   f" ON CONFLICT (id) DO UPDATE SET {sets}", stop_params(stop))
 
+    def add_stop_once(self, stop: StopRecord) -> bool:
+        count, _ = self._run(f"INSERT INTO toolproof_stops ({STOP_COLUMNS}) VALUES ({_marks(20)})"
+                             " ON CONFLICT (id) DO NOTHING", stop_params(stop))
+        return count == 1
+
     def list_stops(
         self, *, resolved: bool | None = None, limit: int = 100, call_id: str | None = None
     ) -> list[StopRecord]:

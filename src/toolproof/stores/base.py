@@ -28,6 +28,19 @@ def shown_url(url: str) -> str:
     return urlunsplit(parts._replace(netloc=parts.netloc.replace(f":{parts.password}@", ":***@", 1)))
 
 
+class StoreUnavailable(OSError):
+    """The store cannot be used now, and why: `cause` is a short class (`file replaced`, `file removed`,
+    `connection refused`, `timeout`), `store` the store as it may be shown (redacted), `waited_s` how long the
+    call waited for it, when it did. An `OSError`, so every caller treats it as a store that is away."""
+
+    def __init__(self, message: str, *, store: str, cause: str, waited_s: float | None = None) -> None:
+        super().__init__(message)
+        self.store, self.cause, self.waited_s = store, cause, waited_s
+
+    def __str__(self) -> str:
+        return str(self.args[0])
+
+
 class StoreNotFound(LookupError):
     """Opening with `create=False` found no store: a missing file or folder, a missing database, or a
     database without toolproof's tables. A command that only reads says so instead of creating one."""
@@ -78,6 +91,15 @@ class Store(ABC):
 
     @abstractmethod
     def get_stop(self, stop_id: str) -> StopRecord | None: ...
+
+    def add_stop_once(self, stop: StopRecord) -> bool:
+        """Add `stop` unless one with its id is stored; True when this call added it. For a record several
+        observers may write at once (a dead worker's, whose id comes from its claim): the store keeps one.
+        The SQL and memory stores do it in one atomic step; this default is a check, then a write."""
+        if self.get_stop(stop.id) is not None:
+            return False
+        self.add_stop(stop)
+        return True
 
     @abstractmethod
     def resolve_stop(
@@ -212,6 +234,9 @@ class Store(ABC):
 
     async def aadd_stop(self, stop: StopRecord) -> None:
         await self._off_loop(self.add_stop, stop)
+
+    async def aadd_stop_once(self, stop: StopRecord) -> bool:
+        return await self._off_loop(self.add_stop_once, stop)
 
     async def aclose(self) -> None:
         """Close from inside an event loop (releases async connections too)."""

@@ -154,11 +154,21 @@ class MemoryStore(Store):
 
     def add_stop(self, stop: StopRecord) -> None:
         with self._lock:
-            self._stops[stop.id] = stop
-            self._stop_sizes.add(stop.id, _stop_size(stop))
-            if stop.resolved_at is not None:
-                self._resolved[stop.id] = None
-            self._trim_stops()
+            self._add_stop(stop)
+
+    def add_stop_once(self, stop: StopRecord) -> bool:
+        with self._lock:
+            if stop.id in self._stops:
+                return False
+            self._add_stop(stop)
+            return True
+
+    def _add_stop(self, stop: StopRecord) -> None:
+        self._stops[stop.id] = stop
+        self._stop_sizes.add(stop.id, _stop_size(stop))
+        if stop.resolved_at is not None:
+            self._resolved[stop.id] = None
+        self._trim_stops()
 
     def _trim_stops(self) -> None:
         sizes = self._stop_sizes

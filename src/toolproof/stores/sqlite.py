@@ -9,10 +9,17 @@ The journal's *claim* (written before dispatch) always gets `synchronous`. Settl
 next claim's fsync carries it). Losing that last record to a power cut is safe: the intent stays
 `in_flight`, its lease runs out and it becomes `unknown` for a person to reconcile; it is never re-run.
 `?finish_synchronous=FULL` makes the settlement as durable as the claim, at the cost of a second fsync.
+
+The file is the store: one removed or replaced while a process holds it open (a cleanup script, a restore,
+`rm` of a "stale" file) would let that process go on writing into a file no one else sees, while new
+processes dispatch the same writes again from an empty one. So every statement first checks that the path
+still names the file opened (its device and inode, one `stat`); if not, it is refused with
+`StoreUnavailable` (cause `file removed` or `file replaced`) and nothing is written into the old file.
 """
 
 from __future__ import annotations
 
+import os
 import sqlite3
 import threading
 import time
@@ -21,7 +28,7 @@ from pathlib import Path
 from typing import Any, Final
 
 from ._sql import SQL_FINISH, SQL_RELEASE, SqlStore, dumps, migrate, storable_params
-from .base import FinishStatus, StoreNotFound
+from .base import FinishStatus, StoreNotFound, StoreUnavailable
 
 SYNCHRONOUS: Final = ("OFF", "NORMAL", "FULL", "EXTRA")
 
@@ -55,6 +62,9 @@ class SqliteStore(SqlStore):
             self._set_wal(busy_timeout_s)
         self._db.execute(f"PRAGMA synchronous = {sync}")
         self._migrate()
+        # Checked by absolute path: a process that changes its directory still names the file it opened.
+        self._abspath = os.path.abspath(self.path)
+        self._file = None if self.path in (":memory:", "") else _file_id(self._abspath)
 
     def _set_wal(self, timeout_s: float) -> None:
         """Switch to WAL. Several processes opening a new file at once can get SQLITE_BUSY here without the
@@ -88,8 +98,23 @@ class SqliteStore(SqlStore):
         """A locked or unreadable database file (never a value SQLite refused)."""
         return isinstance(exc, sqlite3.OperationalError) or super().unreachable(exc)
 
+    def _check_file(self) -> None:
+        """Refuse to go on with a file that is no longer at its path (see the module docstring)."""
+        if self._file is None:
+            return
+        now = _file_id(self._abspath)
+        if now == self._file:
+            return
+        how = "removed" if now is None else "replaced"
+        later = "no file is at that path now" if now is None else "another file is at that path now"
+        raise StoreUnavailable(
+            f"the store file {self.path} was {how} after this process opened it ({later}); nothing more is "
+            "written to the old file. Restart this process to open the store at that path again.",
+            store=self.path, cause=f"file {how}")
+
     def _run(self, sql: str, params: Sequence[Any] = ()) -> tuple[int, list[tuple[Any, ...]]]:
         with self._lock:
+            self._check_file()
             cur = self._db.execute(sql, storable_params(params))
             rows = cur.fetchall() if cur.description is not None else []
             return cur.rowcount, rows
@@ -99,6 +124,7 @@ class SqliteStore(SqlStore):
         if self.finish_synchronous == self.synchronous:
             return self._run(sql, params)[0]
         with self._lock:
+            self._check_file()
             self._db.execute(f"PRAGMA synchronous = {self.finish_synchronous}")
             try:
                 return self._db.execute(sql, storable_params(params)).rowcount
@@ -113,6 +139,7 @@ class SqliteStore(SqlStore):
 
     def _run_many(self, sql: str, rows: Sequence[Sequence[Any]]) -> None:
         with self._lock:
+            self._check_file()
             self._db.execute("BEGIN IMMEDIATE")
             try:
                 self._db.executemany(sql, [storable_params(row) for row in rows])
@@ -125,6 +152,15 @@ class SqliteStore(SqlStore):
         with self._lock:
             self.closed = True
             self._db.close()
+
+
+def _file_id(path: str) -> tuple[int, int] | None:
+    """(device, inode) of the file at `path`; None when there is none."""
+    try:
+        st = os.stat(path)
+    except FileNotFoundError:
+        return None
+    return st.st_dev, st.st_ino
 
 
 def _connect(path: str, timeout_s: float, create: bool) -> sqlite3.Connection:
