@@ -3,8 +3,11 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import dataclasses
-from collections.abc import Sequence
+import signal
+import sys
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
@@ -30,6 +33,9 @@ if TYPE_CHECKING:
 
 CheckOpt = Annotated[bool, typer.Option(
     "--check", help="Start the upstreams, print how each tool is treated, and exit (serves nothing, opens no store).")]
+MetricsPortOpt = Annotated[int | None, typer.Option(
+    "--metrics-port", help="Also serve /metrics, /healthz and /readyz on this port of --host (0 picks one; the "
+                           "URL is printed on stderr). The HTTP gateway serves them beside /mcp anyway.")]
 
 
 def gateway(
@@ -50,11 +56,14 @@ def gateway(
     tokens_file: TokensFileOpt = None,
     tokens_env: TokensEnvOpt = None,
     allow_host: AllowHostOpt = None,
+    metrics_port: MetricsPortOpt = None,
 ) -> None:
     """Serve the tools of one or more upstream MCP servers through the whole contract.
 
     At start it prints (on stderr) how every upstream tool is treated: trusted or not, the effect assumed,
-    journaled (a repeat replays the first answer) or not, retried or not."""
+    journaled (a repeat replays the first answer) or not, retried or not. SIGHUP reloads the config file:
+    new [caps] and [[limits]] apply at once, open sessions stay open; a config that does not load, or that
+    changes what needs a restart, is refused and the running one kept (the reason goes to stderr)."""
     if ctx.invoked_subcommand is not None:  # `gateway pins ...`
         return
     from ..contract.errors import ToolError
@@ -63,8 +72,12 @@ def gateway(
     auth = http_auth(tokens_file, tokens_env)
     check_http_bind(http, host, auth)
 
+    def load() -> GatewayConfig:
+        """The config as the options and the file say now (read again on SIGHUP)."""
+        return gateway_config(config, upstream or [], trust=trust or [], prefix=prefix, store=store)
+
     try:
-        cfg = gateway_config(config, upstream or [], trust=trust or [], prefix=prefix, store=store)
+        cfg = load()
     except ConfigError as exc:
         raise fail(str(exc)) from None
     try:
@@ -74,7 +87,13 @@ def gateway(
         # --store, else the config file's store, else $TOOLPROOF_STORE, else the file in .toolproof/
         cfg = dataclasses.replace(cfg, store=chosen_store(cfg.store))
         say(f"journal and audit trail: {shown_url(cfg.store or '')}", stderr=True)
-        asyncio.run(_serve(cfg, http=http, host=host, port=port, auth=auth, allowed_hosts=allow_host or ()))
+
+        def reload() -> GatewayConfig:
+            fresh = load()
+            return dataclasses.replace(fresh, store=chosen_store(fresh.store))
+
+        asyncio.run(_serve(cfg, http=http, host=host, port=port, auth=auth, allowed_hosts=allow_host or (),
+                           metrics_port=metrics_port, reload=reload if config is not None else None))
     except (ValueError, ToolError) as exc:  # DefinitionError and NameClash are ValueErrors
         raise fail(f"the gateway did not start: {exc}") from None
     except KeyboardInterrupt:  # pragma: no cover - interactive
@@ -82,15 +101,46 @@ def gateway(
 
 
 async def _serve(cfg: GatewayConfig, *, http: bool, host: str, port: int, auth: HttpAuth | None,
-                 allowed_hosts: Sequence[str]) -> None:
+                 allowed_hosts: Sequence[str], metrics_port: int | None = None,
+                 reload: Callable[[], GatewayConfig] | None = None) -> None:
     from ..mcp import Gateway
+    from ..mcp.health import serve_ops
 
-    async with Gateway(cfg) as gw:
+    async with Gateway(cfg) as gw, contextlib.AsyncExitStack() as stack:
         print_treatments(gw, stderr=True)
+        if reload is not None and hasattr(signal, "SIGHUP"):
+            loop = asyncio.get_running_loop()
+            loop.add_signal_handler(signal.SIGHUP, lambda: reload_config(gw, reload))
+            stack.callback(loop.remove_signal_handler, signal.SIGHUP)
+        if metrics_port is not None:
+            await stack.enter_async_context(serve_ops(gw, host=host, port=metrics_port))
         if http:
             await gw.serve_http(host=host, port=port, auth=auth, allowed_hosts=allowed_hosts)
         else:
             await gw.serve_stdio()
+
+
+def reload_config(gw: Gateway, load: Callable[[], GatewayConfig]) -> bool:
+    """SIGHUP: read the config again and apply it, or keep the running one and say why (one stderr line)."""
+    from ..mcp import ConfigError
+
+    try:
+        fresh = load()
+    except (ConfigError, ValueError) as exc:
+        gw.metrics.reloaded(False)
+        _line(f"toolproof: config reload refused, the running config is kept: {exc}")
+        return False
+    try:
+        changes = gw.reload(fresh)
+    except (ConfigError, ValueError) as exc:  # counted by the gateway
+        _line(f"toolproof: config reload refused, the running config is kept: {exc}")
+        return False
+    _line(f"toolproof: config reloaded: {'; '.join(changes) or 'no change to [caps] or [[limits]]'}")
+    return True
+
+
+def _line(text: str) -> None:
+    print(text, file=sys.stderr, flush=True)  # one unwrapped line, for log collectors
 
 
 async def _check(cfg: GatewayConfig, as_json: bool) -> None:

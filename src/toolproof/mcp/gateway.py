@@ -8,6 +8,7 @@ per-upstream breakers (keyed on `Tool.upstream`) apply to every call.
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -21,10 +22,14 @@ from ..contract.tool import Effect, Tool
 from ..orchestration.policy import RetryPolicy, decide_retry
 from ..pipeline.runner import Runner
 from ..stores import Store, open_store
+from . import health
 from .client import build_pinned_tools, load_upstream
 from .config import GatewayConfig
 from .connection import UpstreamConnection
 from .drift import Drift
+from .limits import Limiter, unmatched_tools
+from .metrics import GatewayMetrics, Snapshot
+from .ops import GatewayRunner
 from .server import create_server, serve_http, serve_stdio
 from .trust import Source, derive_policy
 
@@ -72,7 +77,8 @@ class Gateway:
     """Start with `await gateway.start()` (or `async with Gateway(config) as gw`), then serve or call.
 
     `start()` connects to every upstream at once and fails with a clear message when one cannot be started,
-    lists no tools the config names, or leaves a name clash.
+    lists no tools the config names, or leaves a name clash. `metrics` is this gateway's own Prometheus
+    registry; `reload(config)` applies new `[caps]` and `[[limits]]` while serving (health.py).
     """
 
     def __init__(self, config: GatewayConfig, *, store: Store | str | None = None, **runner_options: Any) -> None:
@@ -83,6 +89,7 @@ class Gateway:
         self._runner: Runner | None = None
         self._remotes: list[tuple[UpstreamConnection, types.Tool, str]] = []  # (upstream, its tool, our name)
         self.drifts: tuple[Drift, ...] = ()  # what the drift check found at start, one per served tool
+        self.metrics = GatewayMetrics(self.snapshot)
 
     @property
     def runner(self) -> Runner:
@@ -102,7 +109,11 @@ class Gateway:
             pairs = list(zip(self.connections, loaded, strict=True))
             tools, self.drifts = await asyncio.to_thread(build_pinned_tools, pairs, self.config.naming, store)
             toolset = Toolset(tools)
-            self._runner = Runner(toolset, store=store, **self._runner_options)
+            options = {"shared_state": self.config.shared_state, **self._runner_options}
+            runner = GatewayRunner(toolset, store=store, caps=self.config.caps, metrics=self.metrics, **options)
+            self._runner = runner
+            runner.limiter = Limiter(self.config.limits, shared=runner.shared_state.rate_limits())
+            health.warn_unmatched(unmatched_tools(self.config.limits, {t.name: t.upstream or "" for t in tools}))
             # build_tools keeps the order of the upstreams and of their tools
             remotes = [(conn, remote) for conn, listed in zip(self.connections, loaded, strict=True)
                        for remote in listed]
@@ -118,6 +129,36 @@ class Gateway:
         """How every upstream tool is treated (trusted, effect, journaled, retried), in upstream order."""
         return [treatment(conn, remote, name, self.runner) for conn, remote, name in self._remotes]
 
+    def snapshot(self) -> Snapshot:
+        """The state `/metrics` reports (blocking: it reads the store)."""
+        return health.snapshot(self)
+
+    async def ready(self) -> tuple[bool, dict[str, Any]]:
+        """Whether every upstream and the store answer now, and what each said (`/readyz`)."""
+        return await health.readiness(self)
+
+    def reload(self, config: GatewayConfig) -> list[str]:
+        """Apply a new config's `[caps]` and `[[limits]]` to the running gateway (sessions stay open); what
+        changed, one line each. `ConfigError` when it changes anything else (that needs a restart): then
+        nothing is applied."""
+        try:
+            health.check_reload(self.config, config)
+            runner = self.runner
+            if not isinstance(runner, GatewayRunner):
+                raise RuntimeError("this gateway's runner takes no reload")
+            limiter = Limiter(config.limits, shared=runner.shared_state.rate_limits())
+        except Exception:
+            self.metrics.reloaded(False)
+            raise
+        changes = health.summarize(self.config, config)
+        runner.limiter, runner.caps = limiter, config.caps
+        for conn in self.connections:
+            conn.upstream = dataclasses.replace(conn.upstream, caps=config.caps)
+        self.config = config
+        self.metrics.reloaded(True)
+        health.warn_unmatched(unmatched_tools(config.limits, {t.name: t.upstream or "" for t in runner.toolset}))
+        return changes
+
     def create_server(self) -> Server[Any]:
         return create_server(self.runner, name=self.config.name)
 
@@ -128,9 +169,10 @@ class Gateway:
         self, *, host: str = "127.0.0.1", port: int = 8000, auth: HttpAuth | None = None,
         allowed_hosts: Sequence[str] = (),
     ) -> None:
-        """Streamable HTTP; a non-loopback `host` needs `auth` (see `serve_http`)."""
+        """Streamable HTTP; a non-loopback `host` needs `auth` (see `serve_http`). `/healthz`, `/readyz`
+        and `/metrics` are served beside `/mcp` (health.py)."""
         await serve_http(self.runner, host=host, port=port, name=self.config.name, auth=auth,
-                         allowed_hosts=allowed_hosts)
+                         allowed_hosts=allowed_hosts, routes=health.routes(self))
 
     async def aclose(self) -> None:
         await asyncio.gather(*(c.aclose() for c in self.connections), return_exceptions=True)

@@ -263,8 +263,10 @@ async def serve_http(
     announce: bool = True,
     auth: HttpAuth | None = None,
     allowed_hosts: Sequence[str] = (),
+    routes: Sequence[Any] = (),
 ) -> None:
-    """Serve over streamable HTTP at `http://HOST:PORT/mcp` until cancelled.
+    """Serve over streamable HTTP at `http://HOST:PORT/mcp` until cancelled (plus `routes`: Starlette routes
+    beside it, such as the gateway's `/metrics`).
 
     A non-loopback `host` needs `auth` (`InsecureBind` otherwise). Host and Origin headers are checked on
     every bind: loopback names, the bound address and `allowed_hosts` pass. With `announce`, one line
@@ -285,6 +287,7 @@ async def serve_http(
         auth=auth.sdk_settings() if auth is not None else None,
         token_verifier=auth.verifier if auth is not None else None,
     )
+    app.router.routes.extend(routes)
     sock = bind_socket(host, port)
     bound_port = sock.getsockname()[1]
     shown_host = f"[{host}]" if ":" in host else host
