@@ -1,0 +1,238 @@
+"""The gateway as operators run it, in real subprocesses: per-caller limits over HTTP with two bearer tokens,
+`/metrics` scraped after a scripted session, `/healthz` and `/readyz`, SIGHUP reloads with an open session,
+and `--metrics-port` on a stdio gateway. Upstream: tests/mcp_servers/bulky.py over stdio; clients: the
+official SDK."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import re
+import signal
+import socket
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+from mcp.client.client import Client
+from mcp.client.stdio import StdioServerParameters
+from mcp.client.streamable_http import streamable_http_client
+from mcp.shared._httpx_utils import create_mcp_http_client
+from prometheus_client.parser import text_string_to_metric_families
+
+from tests.mcp_servers.harness import PY, REPO_ROOT, child_env, terminate
+from toolproof import Envelope
+
+pytestmark = [pytest.mark.e2e, pytest.mark.timeout(180)]
+ALICE = "tok-alice-0123456789abcdef"
+BOB = "tok-bob-0123456789abcdefgh"
+
+
+def write_config(path: Path, *, limits: str = "", caps: str = "", upstream_extra: str = "") -> Path:
+    env = child_env()
+    path.write_text(f"""
+[gateway]
+name = "ops-desk"
+
+[upstreams.bulky]
+command = {json.dumps([PY, "-m", "tests.mcp_servers.bulky"])}
+cwd = {json.dumps(str(REPO_ROOT))}
+env = {{ {", ".join(f"{k} = {json.dumps(v)}" for k, v in env.items())} }}
+trusted = true
+{upstream_extra}
+{caps}
+{limits}
+""", encoding="utf-8")
+    return path
+
+
+def tokens(tmp_path: Path) -> Path:
+    file = tmp_path / "tokens.txt"
+    file.write_text(f"alice {ALICE}\nbob {BOB}\n", encoding="utf-8")
+    return file
+
+
+@dataclass
+class Running:
+    proc: asyncio.subprocess.Process
+    url: str
+    lines: list[str] = field(default_factory=list)
+
+    @property
+    def base(self) -> str:
+        return self.url.rsplit("/mcp", 1)[0]
+
+    async def wait_for(self, pattern: str, timeout_s: float = 30.0) -> str:
+        async with asyncio.timeout(timeout_s):
+            while True:
+                for line in self.lines:
+                    if re.search(pattern, line):
+                        return line
+                await asyncio.sleep(0.05)
+
+
+@asynccontextmanager
+async def gateway_http(config: Path, *extra: str) -> AsyncIterator[Running]:
+    proc = await asyncio.create_subprocess_exec(
+        PY, "-m", "toolproof", "gateway", "--config", str(config), "--http", "--host", "127.0.0.1", "--port", "0",
+        *extra, cwd=REPO_ROOT, env={**os.environ, **child_env()},
+        stdin=asyncio.subprocess.DEVNULL, stdout=asyncio.subprocess.DEVNULL, stderr=asyncio.subprocess.PIPE)
+    assert proc.stderr is not None
+    lines: list[str] = []
+
+    async def read() -> None:
+        assert proc.stderr is not None
+        while line := await proc.stderr.readline():
+            lines.append(line.decode(errors="replace"))
+
+    reader = asyncio.create_task(read())
+    try:
+        async with asyncio.timeout(60):
+            while not any("serving MCP on" in line for line in lines):
+                if proc.returncode is not None or reader.done():
+                    raise RuntimeError(f"gateway exited early: {''.join(lines)}")
+                await asyncio.sleep(0.05)
+        url = re.search(r"serving MCP on (\S+)", next(x for x in lines if "serving MCP on" in x)).group(1)  # type: ignore[union-attr]
+        yield Running(proc, url, lines)
+    finally:
+        await terminate(proc)
+        reader.cancel()
+
+
+@asynccontextmanager
+async def as_client(url: str, token: str) -> AsyncIterator[Client]:
+    transport = streamable_http_client(url, http_client=create_mcp_http_client(
+        headers={"authorization": f"Bearer {token}"}))
+    async with Client(transport, read_timeout_seconds=60) as client:
+        yield client
+
+
+async def call(client: Client, tool: str, args: dict[str, Any]) -> Envelope:
+    result = await client.call_tool(tool, args)
+    return Envelope.from_dict(result.structured_content)
+
+
+def samples(text: str) -> dict[tuple[str, frozenset[tuple[str, str]]], float]:
+    out = {}
+    for family in text_string_to_metric_families(text):
+        for s in family.samples:
+            out[(s.name, frozenset(s.labels.items()))] = s.value
+    return out
+
+
+def value(scrape: dict[tuple[str, frozenset[tuple[str, str]]], float], name: str, **labels: str) -> float | None:
+    return scrape.get((name, frozenset(labels.items())))
+
+
+LIMIT_ECHO = """
+[[limits]]
+name = "echo-per-caller"
+tool = "echo"
+rate = 2
+period_s = 60
+"""
+
+
+async def test_a_caller_over_its_limit_is_refused_while_another_is_served_and_metrics_count_it(
+        tmp_path: Path) -> None:
+    config = write_config(tmp_path / "gw.toml", limits=LIMIT_ECHO,
+                          caps="[caps]\nmax_response_bytes = 100000\nmax_response_chars = 50000\n")
+    async with gateway_http(config, "--tokens-file", str(tokens(tmp_path))) as gw:
+        async with as_client(gw.url, ALICE) as alice, as_client(gw.url, BOB) as bob:
+            first = [await call(alice, "echo", {"text": f"a{i}"}) for i in range(2)]
+            over = await call(alice, "echo", {"text": "a2"})
+            served = await call(bob, "echo", {"text": "b0"})
+            capped = await call(alice, "big", {"size": 5_000_000})  # other tool: not under the echo rule
+        assert all(e.ok for e in first) and served.ok and served.result == "b0"
+        assert over.error is not None and over.error.error_class.value == "rate_limited"
+        assert over.error.code == "GATEWAY_RATE_LIMITED" and 25 < (over.error.retry_after_s or 0) <= 30
+        assert "alice is over the gateway limit 'echo-per-caller'" in over.error.message
+        assert capped.ok and "this answer was cut" in capped.result
+
+        async with httpx.AsyncClient(timeout=30) as http:
+            health = await http.get(f"{gw.base}/healthz")
+            ready = await http.get(f"{gw.base}/readyz")
+            scraped = await http.get(f"{gw.base}/metrics")
+        assert health.status_code == 200 and health.json() == {"status": "ok"}
+        assert ready.status_code == 200 and ready.json()["upstreams"] == {"bulky": "ok"}
+        assert ready.json()["store"] == "ok"
+        assert scraped.status_code == 200 and scraped.headers["content-type"].startswith("text/plain")
+        m = samples(scraped.text)
+        (tmp_path / "scrape.txt").write_text(scraped.text, encoding="utf-8")
+    assert value(m, "toolproof_gateway_calls_total", upstream="bulky", tool="echo", outcome="ok") == 3
+    assert value(m, "toolproof_gateway_calls_total", upstream="bulky", tool="echo", outcome="error") == 1
+    assert value(m, "toolproof_gateway_calls_total", upstream="bulky", tool="big", outcome="ok") == 1
+    assert value(m, "toolproof_gateway_errors_total", upstream="bulky", tool="echo", error_class="rate_limited",
+                 error_code="GATEWAY_RATE_LIMITED") == 1
+    assert value(m, "toolproof_gateway_call_duration_seconds_count", upstream="bulky", tool="echo") == 4
+    assert value(m, "toolproof_gateway_responses_capped_total", upstream="bulky", tool="big") == 1
+    assert value(m, "toolproof_gateway_breaker_state", upstream="bulky", state="closed") == 1
+    assert value(m, "toolproof_gateway_breaker_state", upstream="bulky", state="open") == 0
+    assert value(m, "toolproof_gateway_journal_unknown_outcomes") == 0
+    assert value(m, "toolproof_gateway_approvals_pending") == 0
+    assert value(m, "toolproof_gateway_limit_rules") == 1
+    # No label carries an argument, a principal or an id.
+    assert "alice" not in scraped.text and "a2" not in scraped.text and "b0" not in scraped.text
+
+
+async def test_sighup_keeps_the_old_config_when_the_new_one_is_broken_and_applies_a_good_one_live(
+        tmp_path: Path) -> None:
+    strict = LIMIT_ECHO.replace("rate = 2", "rate = 1")
+    config = write_config(tmp_path / "gw.toml", limits=strict)
+    async with gateway_http(config, "--tokens-file", str(tokens(tmp_path))) as gw, as_client(gw.url, ALICE) as alice:
+        assert (await call(alice, "echo", {"text": "1"})).ok
+        assert (await call(alice, "echo", {"text": "2"})).error_class.value == "rate_limited"  # type: ignore[union-attr]
+
+        config.write_text(config.read_text(encoding="utf-8") + "\n[[limits]]\nname = \"bad\"\nrate = -1\n",
+                          encoding="utf-8")
+        gw.proc.send_signal(signal.SIGHUP)
+        line = await gw.wait_for(r"config reload refused")
+        assert "the running config is kept" in line and "'bad': rate must be a positive number" in line
+        still = await call(alice, "echo", {"text": "3"})  # the same session, the old limit
+        assert still.error is not None and still.error.code == "GATEWAY_RATE_LIMITED"
+
+        write_config(config, limits=strict, upstream_extra="timeout_s = 5")
+        gw.proc.send_signal(signal.SIGHUP)
+        line = await gw.wait_for(r"config reload refused.*upstreams\.bulky\] changed")
+        assert "restart the gateway" in line
+
+        write_config(config, limits=LIMIT_ECHO.replace("rate = 2", "rate = 5"))
+        gw.proc.send_signal(signal.SIGHUP)
+        line = await gw.wait_for(r"config reloaded")
+        assert "limits: 1 rule(s) -> 1 rule(s) (echo-per-caller)" in line
+        after = [await call(alice, "echo", {"text": f"x{i}"}) for i in range(5)]  # same open session
+        assert all(e.ok for e in after), [e.error for e in after]
+        assert (await call(alice, "echo", {"text": "x5"})).error is not None
+
+        async with httpx.AsyncClient(timeout=30) as http:
+            m = samples((await http.get(f"{gw.base}/metrics")).text)
+    assert value(m, "toolproof_gateway_config_reloads_total", result="rejected") == 2
+    assert value(m, "toolproof_gateway_config_reloads_total", result="applied") == 1
+    assert value(m, "toolproof_gateway_config_last_reload_successful") == 1
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+async def test_a_stdio_gateway_serves_metrics_on_its_own_port(tmp_path: Path) -> None:
+    config = write_config(tmp_path / "gw.toml")
+    port = free_port()
+    params = StdioServerParameters(command=PY, args=["-m", "toolproof", "gateway", "--config", str(config),
+                                                     "--metrics-port", str(port)],
+                                   env=child_env(), cwd=str(REPO_ROOT))
+    async with Client(params, read_timeout_seconds=60) as client:
+        for i in range(3):
+            assert (await call(client, "echo", {"text": str(i)})).ok
+        async with httpx.AsyncClient(timeout=30) as http:
+            m = samples((await http.get(f"http://127.0.0.1:{port}/metrics")).text)
+            ready = await http.get(f"http://127.0.0.1:{port}/readyz")
+    assert value(m, "toolproof_gateway_calls_total", upstream="bulky", tool="echo", outcome="ok") == 3
+    assert ready.status_code == 200
