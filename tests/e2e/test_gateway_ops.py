@@ -11,6 +11,7 @@ import os
 import re
 import signal
 import socket
+import subprocess
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
@@ -236,3 +237,25 @@ async def test_a_stdio_gateway_serves_metrics_on_its_own_port(tmp_path: Path) ->
             ready = await http.get(f"http://127.0.0.1:{port}/readyz")
     assert value(m, "toolproof_gateway_calls_total", upstream="bulky", tool="echo", outcome="ok") == 3
     assert ready.status_code == 200
+
+
+def run_check(config: Path, tmp_path: Path) -> subprocess.CompletedProcess[str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("TOOLPROOF_")}
+    env["PYTHONPATH"] = child_env()["PYTHONPATH"]
+    return subprocess.run([PY, "-m", "toolproof", "gateway", "--config", str(config), "--check"],
+                          capture_output=True, text=True, cwd=tmp_path, env=env, timeout=90)
+
+
+def test_check_validates_caps_and_limits(tmp_path: Path) -> None:
+    bad = write_config(tmp_path / "bad.toml", limits='[[limits]]\nname = "x"\nrate = 1\nper = ["ip"]\n')
+    refused = run_check(bad, tmp_path)
+    assert refused.returncode == 2 and "[[limits]] 'x': per must be a list of distinct caller, tool, upstream" in (
+        refused.stderr)
+    good = write_config(tmp_path / "good.toml", caps="[caps]\nmax_response_chars = 50000\n",
+                        limits=LIMIT_ECHO + '\n[[limits]]\nname = "typo"\ntool = "ecoh"\nrate = 1\n')
+    checked = run_check(good, tmp_path)
+    assert checked.returncode == 0, checked.stderr
+    out = " ".join(checked.stdout.split())
+    assert "caps: response 2,000,000 bytes / 50,000 chars, request 1,000,000 bytes" in out
+    assert "limit echo-per-caller: caller *, tool echo, upstream *: 2 calls per 60 s (burst 2), per caller" in out
+    assert "[[limits]] 'typo' picks none of the served tools; it limits nothing" in checked.stderr

@@ -108,6 +108,7 @@ async def _serve(cfg: GatewayConfig, *, http: bool, host: str, port: int, auth: 
 
     async with Gateway(cfg) as gw, contextlib.AsyncExitStack() as stack:
         print_treatments(gw, stderr=True)
+        print_ops(gw.config, stderr=True)
         if reload is not None and hasattr(signal, "SIGHUP"):
             loop = asyncio.get_running_loop()
             loop.add_signal_handler(signal.SIGHUP, lambda: reload_config(gw, reload))
@@ -153,6 +154,19 @@ async def _check(cfg: GatewayConfig, as_json: bool) -> None:
             print_json_lines(dataclasses.asdict(t) for t in gw.treatments())
         else:
             print_treatments(gw, stderr=False)
+            print_ops(gw.config, stderr=False)
+
+
+def print_ops(cfg: GatewayConfig, *, stderr: bool) -> None:
+    """The caps and every limit rule, one line each (what `--check` validated and the gateway enforces)."""
+    from ..mcp.health import describe_caps
+
+    say(f"caps: {describe_caps(cfg.caps)}", stderr=stderr)
+    for rule in cfg.limits:
+        where = f"caller {rule.caller}, tool {rule.tool}, upstream {rule.upstream}"
+        say(f"limit {rule.name}: {where}: {rule.describe()}{', fleet-wide' if rule.shared else ''}", stderr=stderr)
+    if not cfg.limits:
+        say("limits: none ([[limits]] in the config adds them)", stderr=stderr)
 
 
 def print_treatments(gw: Gateway, *, stderr: bool) -> None:

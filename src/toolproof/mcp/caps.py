@@ -180,6 +180,20 @@ def request_size(arguments: Any, limit: int) -> int | None:
             return None
         size = len(arguments.encode("utf-8", "surrogatepass")) if isinstance(arguments, str) else size
         return size if size > limit else None
+    if type(arguments) is dict and len(arguments) <= 64:
+        # The usual call: a few short scalars. Its JSON is under 4x keys and strings plus 32 per item.
+        bound = 2
+        for key, item in arguments.items():
+            kind = type(item)
+            if kind is str:
+                bound += 4 * (len(key) + len(item)) + 32
+            elif kind is int or kind is float or kind is bool or item is None:
+                bound += 4 * len(key) + 64
+            else:
+                bound = limit + 1
+                break
+        if bound <= limit:
+            return None
     try:
         text = json.dumps(arguments, ensure_ascii=False, separators=(",", ":"), default=str)
     except (ValueError, RecursionError, TypeError):

@@ -180,14 +180,14 @@ def summarize(old: GatewayConfig, new: GatewayConfig) -> list[str]:
     """One line per reloadable section that changed (for the reload's log line)."""
     out = []
     if old.caps != new.caps:
-        out.append(f"caps: {_caps(old.caps)} -> {_caps(new.caps)}")
+        out.append(f"caps: {describe_caps(old.caps)} -> {describe_caps(new.caps)}")
     if old.limits != new.limits:
         out.append(f"limits: {len(old.limits)} rule(s) -> {len(new.limits)} rule(s) "
                    f"({', '.join(r.name for r in new.limits) or 'none'})")
     return out
 
 
-def _caps(caps: ResponseCaps) -> str:
+def describe_caps(caps: ResponseCaps) -> str:
     return (f"response {caps.max_response_bytes:,} bytes / {caps.max_response_chars:,} chars, "
             f"request {caps.max_request_bytes:,} bytes")
 

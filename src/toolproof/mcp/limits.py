@@ -85,6 +85,8 @@ class LimitRule:
                 and fnmatchcase(caller, self.caller))
 
     def bucket_key(self, caller: str, tool: str, upstream: str) -> str:
+        if self.per == ("caller",):
+            return f"{self.name}\x1f{caller}"
         values = {"caller": caller, "tool": tool, "upstream": upstream}
         return "\x1f".join((self.name, *(values[p] for p in self.per)))
 
@@ -164,6 +166,7 @@ class Limiter:
         self._buckets: OrderedDict[str, _Bucket] = OrderedDict()
         self._lock = threading.Lock()
         self._picked: dict[tuple[str, str], tuple[LimitRule, ...]] = {}  # (tool, upstream) -> candidate rules
+        self._picked_by: dict[tuple[str, str, str], tuple[LimitRule, ...]] = {}  # (caller, tool, upstream) -> rules
 
     def _candidates(self, tool: str, upstream: str) -> tuple[LimitRule, ...]:
         found = self._picked.get((tool, upstream))
@@ -183,7 +186,13 @@ class Limiter:
         if not self.rules:
             return None
         who = caller or ANONYMOUS
-        rules = [r for r in self._candidates(tool, upstream) if fnmatchcase(who, r.caller)]
+        picked = (who, tool, upstream)
+        rules = self._picked_by.get(picked)
+        if rules is None:
+            if len(self._picked_by) >= self._max:
+                self._picked_by.clear()
+            rules = self._picked_by[picked] = tuple(r for r in self._candidates(tool, upstream)
+                                                    if fnmatchcase(who, r.caller))
         if not rules:
             return None
         local = [r for r in rules if not r.shared]
