@@ -152,7 +152,7 @@ async def test_a_caller_over_its_limit_is_refused_while_another_is_served_and_me
         assert all(e.ok for e in first) and served.ok and served.result == "b0"
         assert over.error is not None and over.error.error_class.value == "rate_limited"
         assert over.error.code == "GATEWAY_RATE_LIMITED" and 25 < (over.error.retry_after_s or 0) <= 30
-        assert "alice is over the gateway limit 'echo-per-caller'" in over.error.message
+        assert "alice is over the gateway limit 'echo-per-caller' for echo" in over.error.message
         assert capped.ok and "this answer was cut" in capped.result
 
         async with httpx.AsyncClient(timeout=30) as http:
@@ -257,5 +257,5 @@ def test_check_validates_caps_and_limits(tmp_path: Path) -> None:
     assert checked.returncode == 0, checked.stderr
     out = " ".join(checked.stdout.split())
     assert "caps: response 2,000,000 bytes / 50,000 chars, request 1,000,000 bytes" in out
-    assert "limit echo-per-caller: caller *, tool echo, upstream *: 2 calls per 60 s (burst 2), per caller" in out
+    assert "limit echo-per-caller: caller *, tool echo, upstream *: 2 calls per 60 s, burst 2, per caller" in out
     assert "[[limits]] 'typo' picks none of the served tools; it limits nothing" in checked.stderr

@@ -172,8 +172,8 @@ def check_reload(old: GatewayConfig, new: GatewayConfig) -> None:
     """Raise `ConfigError` naming what a reload cannot change in place."""
     changed = not_reloadable(old, new)
     if changed:
-        raise ConfigError(f"{', '.join(changed)}: only {' and '.join(f'[{s}]' for s in RELOADABLE)} change "
-                          "without a restart; restart the gateway to apply the rest")
+        raise ConfigError(f"{', '.join(changed)}: only [caps] and [[limits]] change without a restart; "
+                          "restart the gateway to apply the rest")
 
 
 def summarize(old: GatewayConfig, new: GatewayConfig) -> list[str]:

@@ -92,7 +92,7 @@ class LimitRule:
 
     def describe(self) -> str:
         per = f"per {' and '.join(self.per)}" if self.per else "shared by every caller"
-        return f"{self.rate:g} calls per {self.period_s:g} s (burst {self.burst}), {per}"
+        return f"{self.rate:g} calls per {self.period_s:g} s, burst {self.burst}, {per}"
 
 
 def rules_from_toml(items: Any, *, upstreams: Sequence[str] = ()) -> tuple[LimitRule, ...]:
@@ -236,7 +236,7 @@ class Limiter:
 def refusal(rule: LimitRule, caller: str, tool: str, wait_s: float) -> RateLimited:
     wait = max(math.ceil(wait_s * 1000) / 1000, 0.001)
     return RateLimited(
-        f"{caller} is over the gateway limit {rule.name!r} ({rule.describe()}) for {tool}; this call was not sent.",
+        f"{caller} is over the gateway limit {rule.name!r} for {tool} ({rule.describe()}); this call was not sent.",
         code="GATEWAY_RATE_LIMITED",
         hint=f"Nothing was done. Wait at least {wait:g} s before calling {tool} again; do not call it in a loop.",
         retry_after_s=wait,
