@@ -109,9 +109,10 @@ async def _serve(cfg: GatewayConfig, *, http: bool, host: str, port: int, auth: 
     async with Gateway(cfg) as gw, contextlib.AsyncExitStack() as stack:
         print_treatments(gw, stderr=True)
         print_ops(gw.config, stderr=True)
-        if reload is not None and hasattr(signal, "SIGHUP"):
+        if hasattr(signal, "SIGHUP"):  # without --config there is nothing to read again: say so, keep serving
             loop = asyncio.get_running_loop()
-            loop.add_signal_handler(signal.SIGHUP, lambda: reload_config(gw, reload))
+            loop.add_signal_handler(signal.SIGHUP, lambda: reload_config(gw, reload) if reload is not None else
+                                    _line("toolproof: SIGHUP ignored: the gateway was started without --config"))
             stack.callback(loop.remove_signal_handler, signal.SIGHUP)
         if metrics_port is not None:
             await stack.enter_async_context(serve_ops(gw, host=host, port=metrics_port))
