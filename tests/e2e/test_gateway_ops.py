@@ -32,6 +32,7 @@ from toolproof import Envelope
 pytestmark = [pytest.mark.e2e, pytest.mark.timeout(180)]
 ALICE = "tok-alice-0123456789abcdef"
 BOB = "tok-bob-0123456789abcdefgh"
+CAROL = "tok-carol-0123456789abcdef"
 
 
 def write_config(path: Path, *, limits: str = "", caps: str = "", upstream_extra: str = "") -> Path:
@@ -210,10 +211,21 @@ async def test_sighup_keeps_the_old_config_when_the_new_one_is_broken_and_applie
         assert all(e.ok for e in after), [e.error for e in after]
         assert (await call(alice, "echo", {"text": "x5"})).error is not None
 
+        # Rotate the bearer tokens: bob's goes, carol's comes; alice's open session carries on.
+        (tmp_path / "tokens.txt").write_text(f"alice {ALICE}\ncarol {CAROL}\n", encoding="utf-8")
+        gw.proc.send_signal(signal.SIGHUP)
+        line = await gw.wait_for(r"config reloaded: .*tokens: 2 from")
+        async with as_client(gw.url, CAROL) as carol:
+            assert (await call(carol, "echo", {"text": "c"})).ok
         async with httpx.AsyncClient(timeout=30) as http:
+            gone = await http.post(gw.url, json={"jsonrpc": "2.0", "id": 1, "method": "ping"},
+                                   headers={"authorization": f"Bearer {BOB}",
+                                            "accept": "application/json, text/event-stream"})
             m = samples((await http.get(f"{gw.base}/metrics")).text)
+        assert gone.status_code == 401
+        assert (await call(alice, "echo", {"text": "still"})).error is not None  # same session, still limited
     assert value(m, "toolproof_gateway_config_reloads_total", result="rejected") == 2
-    assert value(m, "toolproof_gateway_config_reloads_total", result="applied") == 1
+    assert value(m, "toolproof_gateway_config_reloads_total", result="applied") == 2
     assert value(m, "toolproof_gateway_config_last_reload_successful") == 1
 
 

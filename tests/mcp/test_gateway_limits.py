@@ -108,3 +108,15 @@ def test_buckets_are_bounded() -> None:
 def test_a_shared_rule_needs_a_shared_store() -> None:
     with pytest.raises(LimitsError, match="shared_state names no"):
         Limiter([LimitRule("r", rate=1, shared=True)])
+
+
+def test_a_reload_keeps_the_buckets_of_unchanged_rules_only() -> None:
+    clock = Clock()
+    same, changed = LimitRule("same", rate=1, burst=1), LimitRule("changed", rate=1, burst=1, tool="t*")
+    old = Limiter([same, changed], clock=clock)
+    assert old.check("alice", "t", "a") is None
+    new = Limiter([same, LimitRule("changed", rate=1, burst=5, tool="t*")], clock=clock)
+    new.keep_buckets(old)
+    refused = new.check("alice", "t", "a")
+    assert refused is not None and "'same'" in refused.message  # alice's spent token in `same` stays spent
+    assert new.check("bob", "t", "a") is None

@@ -92,8 +92,10 @@ def gateway(
             fresh = load()
             return dataclasses.replace(fresh, store=chosen_store(fresh.store))
 
+        tokens = _tokens_reader(auth, tokens_file)
         asyncio.run(_serve(cfg, http=http, host=host, port=port, auth=auth, allowed_hosts=allow_host or (),
-                           metrics_port=metrics_port, reload=reload if config is not None else None))
+                           metrics_port=metrics_port, reload=reload if config is not None else None,
+                           tokens=tokens))
     except (ValueError, ToolError) as exc:  # DefinitionError and NameClash are ValueErrors
         raise fail(f"the gateway did not start: {exc}") from None
     except KeyboardInterrupt:  # pragma: no cover - interactive
@@ -102,7 +104,8 @@ def gateway(
 
 async def _serve(cfg: GatewayConfig, *, http: bool, host: str, port: int, auth: HttpAuth | None,
                  allowed_hosts: Sequence[str], metrics_port: int | None = None,
-                 reload: Callable[[], GatewayConfig] | None = None) -> None:
+                 reload: Callable[[], GatewayConfig] | None = None,
+                 tokens: Callable[[], Callable[[], str]] | None = None) -> None:
     from ..mcp import Gateway
     from ..mcp.health import serve_ops
 
@@ -111,8 +114,8 @@ async def _serve(cfg: GatewayConfig, *, http: bool, host: str, port: int, auth: 
         print_ops(gw.config, stderr=True)
         if hasattr(signal, "SIGHUP"):  # without --config there is nothing to read again: say so, keep serving
             loop = asyncio.get_running_loop()
-            loop.add_signal_handler(signal.SIGHUP, lambda: reload_config(gw, reload) if reload is not None else
-                                    _line("toolproof: SIGHUP ignored: the gateway was started without --config"))
+            loop.add_signal_handler(signal.SIGHUP, lambda: reload_config(gw, reload, tokens) if reload is not None
+                                    else _line("toolproof: SIGHUP ignored: the gateway was started without --config"))
             stack.callback(loop.remove_signal_handler, signal.SIGHUP)
         if metrics_port is not None:
             await stack.enter_async_context(serve_ops(gw, host=host, port=metrics_port))
@@ -122,12 +125,15 @@ async def _serve(cfg: GatewayConfig, *, http: bool, host: str, port: int, auth: 
             await gw.serve_stdio()
 
 
-def reload_config(gw: Gateway, load: Callable[[], GatewayConfig]) -> bool:
-    """SIGHUP: read the config again and apply it, or keep the running one and say why (one stderr line)."""
+def reload_config(gw: Gateway, load: Callable[[], GatewayConfig],
+                  tokens: Callable[[], Callable[[], str]] | None = None) -> bool:
+    """SIGHUP: read the config (and the --tokens-file) again and apply both, or keep the running ones and say
+    why (one stderr line). All or nothing: a broken tokens file keeps the old config too."""
     from ..mcp import ConfigError
 
     try:
         fresh = load()
+        rotate = tokens() if tokens is not None else None
     except (ConfigError, ValueError) as exc:
         gw.metrics.reloaded(False)
         _line(f"toolproof: config reload refused, the running config is kept: {exc}")
@@ -137,8 +143,30 @@ def reload_config(gw: Gateway, load: Callable[[], GatewayConfig]) -> bool:
     except (ConfigError, ValueError) as exc:  # counted by the gateway
         _line(f"toolproof: config reload refused, the running config is kept: {exc}")
         return False
+    if rotate is not None:
+        changes.append(rotate())
     _line(f"toolproof: config reloaded: {'; '.join(changes) or 'no change to [caps] or [[limits]]'}")
     return True
+
+
+def _tokens_reader(auth: HttpAuth | None, tokens_file: Path | None) -> Callable[[], Callable[[], str]] | None:
+    """With --tokens-file: read the file again (raising on a bad one) and return what installs it."""
+    from ..mcp.auth import TokenTable
+
+    if auth is None or tokens_file is None or not isinstance(auth.verifier, TokenTable):
+        return None
+    table = auth.verifier
+
+    def read() -> Callable[[], str]:
+        fresh = TokenTable.from_file(tokens_file)
+
+        def install() -> str:
+            table.take_entries(fresh)
+            return f"tokens: {len(fresh)} from {tokens_file}"
+
+        return install
+
+    return read
 
 
 def _line(text: str) -> None:

@@ -151,6 +151,7 @@ class Gateway:
             self.metrics.reloaded(False)
             raise
         changes = health.summarize(self.config, config)
+        limiter.keep_buckets(runner.limiter)
         runner.limiter, runner.caps = limiter, config.caps
         for conn in self.connections:
             conn.upstream = dataclasses.replace(conn.upstream, caps=config.caps)

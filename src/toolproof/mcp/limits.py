@@ -219,6 +219,15 @@ class Limiter:
         wait, rule = max(refused, key=lambda pair: pair[0])
         return refusal(rule, who, tool, wait)
 
+    def keep_buckets(self, old: Limiter) -> None:
+        """Take over `old`'s buckets for the rules both have unchanged (a reload: a caller who spent its burst
+        does not get it back because an unrelated line of the config changed)."""
+        same = {r.name for r in self.rules if r in old.rules}
+        with old._lock, self._lock:
+            for key, bucket in old._buckets.items():
+                if key.split("\x1f", 1)[0] in same:
+                    self._buckets[key] = bucket
+
     def _bucket(self, rule: LimitRule, key: str, now: float) -> _Bucket:
         burst = float(rule.burst or 1)
         bucket = self._buckets.get(key)
