@@ -33,6 +33,8 @@ if TYPE_CHECKING:
 
 CheckOpt = Annotated[bool, typer.Option(
     "--check", help="Start the upstreams, print how each tool is treated, and exit (serves nothing, opens no store).")]
+WatchOpt = Annotated[bool, typer.Option(
+    "--watch", help="Reload when the --config file changes (checked every second), as on SIGHUP.")]
 MetricsPortOpt = Annotated[int | None, typer.Option(
     "--metrics-port", help="Also serve /metrics, /healthz and /readyz on this port of --host (0 picks one; the "
                            "URL is printed on stderr). The HTTP gateway serves them beside /mcp anyway.")]
@@ -57,6 +59,7 @@ def gateway(
     tokens_env: TokensEnvOpt = None,
     allow_host: AllowHostOpt = None,
     metrics_port: MetricsPortOpt = None,
+    watch: WatchOpt = False,
 ) -> None:
     """Serve the tools of one or more upstream MCP servers through the whole contract.
 
@@ -71,6 +74,8 @@ def gateway(
 
     auth = http_auth(tokens_file, tokens_env)
     check_http_bind(http, host, auth)
+    if watch and config is None:
+        raise fail("--watch needs --config (the file to watch)")
 
     def load() -> GatewayConfig:
         """The config as the options and the file say now (read again on SIGHUP)."""
@@ -95,7 +100,7 @@ def gateway(
         tokens = _tokens_reader(auth, tokens_file)
         asyncio.run(_serve(cfg, http=http, host=host, port=port, auth=auth, allowed_hosts=allow_host or (),
                            metrics_port=metrics_port, reload=reload if config is not None else None,
-                           tokens=tokens))
+                           tokens=tokens, watch=config if watch else None))
     except (ValueError, ToolError) as exc:  # DefinitionError and NameClash are ValueErrors
         raise fail(f"the gateway did not start: {exc}") from None
     except KeyboardInterrupt:  # pragma: no cover - interactive
@@ -105,7 +110,7 @@ def gateway(
 async def _serve(cfg: GatewayConfig, *, http: bool, host: str, port: int, auth: HttpAuth | None,
                  allowed_hosts: Sequence[str], metrics_port: int | None = None,
                  reload: Callable[[], GatewayConfig] | None = None,
-                 tokens: Callable[[], Callable[[], str]] | None = None) -> None:
+                 tokens: Callable[[], Callable[[], str]] | None = None, watch: Path | None = None) -> None:
     from ..mcp import Gateway
     from ..mcp.health import serve_ops
 
@@ -119,6 +124,9 @@ async def _serve(cfg: GatewayConfig, *, http: bool, host: str, port: int, auth: 
             stack.callback(loop.remove_signal_handler, signal.SIGHUP)
         if metrics_port is not None:
             await stack.enter_async_context(serve_ops(gw, host=host, port=metrics_port))
+        if watch is not None and reload is not None:
+            watcher = asyncio.create_task(watch_file(watch, lambda: reload_config(gw, reload, tokens)))
+            stack.callback(watcher.cancel)
         if http:
             await gw.serve_http(host=host, port=port, auth=auth, allowed_hosts=allowed_hosts)
         else:
@@ -147,6 +155,26 @@ def reload_config(gw: Gateway, load: Callable[[], GatewayConfig],
         changes.append(rotate())
     _line(f"toolproof: config reloaded: {'; '.join(changes) or 'no change to [caps] or [[limits]]'}")
     return True
+
+
+async def watch_file(path: Path, changed: Callable[[], object], every_s: float = 1.0) -> None:
+    """Call `changed` each time the file's modification time or size changes (a missing file is a change too:
+    the reload then says it cannot read it)."""
+
+    def stamp() -> tuple[int, int] | None:
+        try:
+            st = path.stat()
+        except OSError:
+            return None
+        return st.st_mtime_ns, st.st_size
+
+    seen = stamp()
+    while True:
+        await asyncio.sleep(every_s)
+        now = stamp()
+        if now != seen:
+            seen = now
+            changed()
 
 
 def _tokens_reader(auth: HttpAuth | None, tokens_file: Path | None) -> Callable[[], Callable[[], str]] | None:
