@@ -275,11 +275,11 @@ def test_check_validates_caps_and_limits(tmp_path: Path) -> None:
 
 async def test_watch_reloads_when_the_file_changes(tmp_path: Path) -> None:
     config = write_config(tmp_path / "gw.toml", limits=LIMIT_ECHO.replace("rate = 2", "rate = 1"))
-    async with gateway_http(config, "--watch") as gw:
-        async with as_client(gw.url, ALICE) as client:  # (loopback, no tokens: the header is ignored)
-            assert (await call(client, "echo", {"text": "1"})).ok
-            assert (await call(client, "echo", {"text": "2"})).error is not None
-            write_config(config, limits=LIMIT_ECHO.replace("rate = 2", "rate = 3"))
-            line = await gw.wait_for(r"config reloaded")
-            assert "limits: 1 rule(s) -> 1 rule(s)" in line
-            assert (await call(client, "echo", {"text": "3"})).ok  # the same session, the new limit
+    # Loopback without tokens: the client's bearer header is ignored.
+    async with gateway_http(config, "--watch") as gw, as_client(gw.url, ALICE) as client:
+        assert (await call(client, "echo", {"text": "1"})).ok
+        assert (await call(client, "echo", {"text": "2"})).error is not None
+        write_config(config, limits=LIMIT_ECHO.replace("rate = 2", "rate = 3"))
+        line = await gw.wait_for(r"config reloaded")
+        assert "limits: 1 rule(s) -> 1 rule(s)" in line
+        assert (await call(client, "echo", {"text": "3"})).ok  # the same session, the new limit
