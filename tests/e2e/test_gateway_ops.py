@@ -24,9 +24,10 @@ from mcp.client.client import Client
 from mcp.client.stdio import StdioServerParameters
 from mcp.client.streamable_http import streamable_http_client
 from mcp.shared._httpx_utils import create_mcp_http_client
+from mcp.shared.exceptions import MCPError
 from prometheus_client.parser import text_string_to_metric_families
 
-from tests.mcp_servers.harness import PY, REPO_ROOT, child_env, terminate
+from tests.mcp_servers.harness import PY, REPO_ROOT, TIME_SERVER, child_env, terminate
 from toolproof import Envelope
 
 pytestmark = [pytest.mark.e2e, pytest.mark.timeout(180)]
@@ -35,11 +36,13 @@ BOB = "tok-bob-0123456789abcdefgh"
 CAROL = "tok-carol-0123456789abcdef"
 
 
-def write_config(path: Path, *, limits: str = "", caps: str = "", upstream_extra: str = "") -> Path:
+def write_config(path: Path, *, limits: str = "", caps: str = "", upstream_extra: str = "", gateway_extra: str = "",
+                 more: str = "") -> Path:
     env = child_env()
     path.write_text(f"""
 [gateway]
 name = "ops-desk"
+{gateway_extra}
 
 [upstreams.bulky]
 command = {json.dumps([PY, "-m", "tests.mcp_servers.bulky"])}
@@ -47,6 +50,7 @@ cwd = {json.dumps(str(REPO_ROOT))}
 env = {{ {", ".join(f"{k} = {json.dumps(v)}" for k, v in env.items())} }}
 trusted = true
 {upstream_extra}
+{more}
 {caps}
 {limits}
 """, encoding="utf-8")
@@ -198,10 +202,10 @@ async def test_sighup_keeps_the_old_config_when_the_new_one_is_broken_and_applie
         still = await call(alice, "echo", {"text": "3"})  # the same session, the old limit
         assert still.error is not None and still.error.code == "GATEWAY_RATE_LIMITED"
 
-        write_config(config, limits=strict, upstream_extra="timeout_s = 5")
+        write_config(config, limits=strict, gateway_extra='store = "sqlite:///elsewhere.sqlite3"')
         gw.proc.send_signal(signal.SIGHUP)
-        line = await gw.wait_for(r"config reload refused.*upstreams\.bulky\] changed")
-        assert "restart the gateway" in line
+        line = await gw.wait_for(r"config reload refused.*\[gateway\] store changed")
+        assert "needs a restart" in line
 
         write_config(config, limits=LIMIT_ECHO.replace("rate = 2", "rate = 5"))
         gw.proc.send_signal(signal.SIGHUP)
@@ -283,3 +287,40 @@ async def test_watch_reloads_when_the_file_changes(tmp_path: Path) -> None:
         line = await gw.wait_for(r"config reloaded")
         assert "limits: 1 rule(s) -> 1 rule(s)" in line
         assert (await call(client, "echo", {"text": "3"})).ok  # the same session, the new limit
+
+
+TIME_UPSTREAM = f"""
+[upstreams.time]
+command = {json.dumps(list(TIME_SERVER))}
+trusted = true
+"""
+
+
+async def test_a_reload_adds_and_removes_upstreams_with_the_session_open(tmp_path: Path) -> None:
+    config = write_config(tmp_path / "gw.toml")
+    async with gateway_http(config) as gw, as_client(gw.url, ALICE) as client:
+        assert {t.name for t in (await client.list_tools()).tools} == {"big", "big_structured", "echo"}
+
+        write_config(config, more=TIME_UPSTREAM.replace("mcp_server_time", "no_such_module_here"))
+        gw.proc.send_signal(signal.SIGHUP)
+        line = await gw.wait_for(r"config reload refused")
+        assert "upstream 'time' could not be started" in line
+        assert {t.name for t in (await client.list_tools()).tools} == {"big", "big_structured", "echo"}
+
+        write_config(config, more=TIME_UPSTREAM)
+        gw.proc.send_signal(signal.SIGHUP)
+        line = await gw.wait_for(r"config reloaded: upstreams: bulky, time \(1 started, 0 retired\)")
+        assert "added: convert_time, get_current_time;" in line
+        assert "get_current_time" in {t.name for t in (await client.list_tools()).tools}
+        now = await call(client, "get_current_time", {"timezone": "UTC"})
+        assert now.ok and now.result["timezone"] == "UTC"
+        assert (await call(client, "echo", {"text": "still here"})).result == "still here"
+
+        write_config(config)
+        gw.proc.send_signal(signal.SIGHUP)
+        line = await gw.wait_for(r"config reloaded: upstreams: bulky \(0 started, 1 retired\)")
+        assert "removed: convert_time, get_current_time)" in line
+        assert "get_current_time" not in {t.name for t in (await client.list_tools()).tools}
+        with pytest.raises(MCPError, match="Unknown tool"):
+            await client.call_tool("get_current_time", {"timezone": "UTC"})
+        assert (await call(client, "echo", {"text": "and here"})).ok

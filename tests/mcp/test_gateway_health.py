@@ -1,4 +1,4 @@
-"""Readiness and what a reload may change: a real HTTP upstream (`toolproof serve --http` in a subprocess)
+"""Readiness and what a reload may not change: a real HTTP upstream (`toolproof serve --http` in a subprocess)
 that goes away makes the gateway not ready, and says which upstream; a reload names what needs a restart."""
 
 from __future__ import annotations
@@ -8,8 +8,8 @@ import dataclasses
 import pytest
 
 from tests.mcp_servers.harness import http_server
-from toolproof.mcp import ConfigError, Gateway, GatewayConfig, LimitRule, ResponseCaps, Upstream
-from toolproof.mcp.health import check_reload, not_reloadable
+from toolproof.mcp import Gateway, GatewayConfig, LimitRule, ResponseCaps, Upstream
+from toolproof.mcp.reload import restart_only
 from toolproof.stores import MemoryStore
 
 pytestmark = pytest.mark.timeout(120)
@@ -34,15 +34,11 @@ async def test_an_upstream_that_goes_away_makes_the_gateway_not_ready() -> None:
             await gw.aclose()
 
 
-def test_a_reload_may_change_caps_and_limits_only() -> None:
+def test_a_reload_refuses_only_what_needs_a_restart() -> None:
     up = Upstream(name="a", command=("python", "-m", "a"))
     old = GatewayConfig(upstreams=(up,))
-    new = dataclasses.replace(old, caps=ResponseCaps(max_response_chars=5000), limits=(LimitRule("r", rate=1),))
-    assert not_reloadable(old, new) == []
-    check_reload(old, new)
-    moved = dataclasses.replace(new, upstreams=(dataclasses.replace(up, trusted=True),
-                                                Upstream(name="b", url="http://127.0.0.1:1/mcp")),
-                                store="sqlite:///other.sqlite3")
-    assert not_reloadable(old, moved) == ["[gateway] store", "[upstreams.a] changed", "[upstreams.b] added"]
-    with pytest.raises(ConfigError, match=r"only \[caps\] and \[\[limits\]\] change without a restart"):
-        check_reload(old, moved)
+    new = dataclasses.replace(old, caps=ResponseCaps(max_response_chars=5000), limits=(LimitRule("r", rate=1),),
+                              upstreams=(dataclasses.replace(up, trusted=True), Upstream(name="b", url="http://x/")))
+    assert restart_only(old, new) == []
+    moved = dataclasses.replace(new, store="sqlite:///other.sqlite3", name="other")
+    assert restart_only(old, moved) == ["[gateway] store", "[gateway] name"]

@@ -64,9 +64,10 @@ def gateway(
     """Serve the tools of one or more upstream MCP servers through the whole contract.
 
     At start it prints (on stderr) how every upstream tool is treated: trusted or not, the effect assumed,
-    journaled (a repeat replays the first answer) or not, retried or not. SIGHUP reloads the config file:
-    new [caps] and [[limits]] apply at once, open sessions stay open; a config that does not load, or that
-    changes what needs a restart, is refused and the running one kept (the reason goes to stderr)."""
+    journaled (a repeat replays the first answer) or not, retried or not. SIGHUP (or, with --watch, a change
+    of the file) reloads the config and the --tokens-file with open sessions kept: caps, limits and upstreams
+    change in place; a config that does not load, an upstream that does not start, or a change to the store,
+    the shared state or the name is refused and the running config kept (the reason goes to stderr)."""
     if ctx.invoked_subcommand is not None:  # `gateway pins ...`
         return
     from ..contract.errors import ToolError
@@ -117,15 +118,24 @@ async def _serve(cfg: GatewayConfig, *, http: bool, host: str, port: int, auth: 
     async with Gateway(cfg) as gw, contextlib.AsyncExitStack() as stack:
         print_treatments(gw, stderr=True)
         print_ops(gw.config, stderr=True)
-        if hasattr(signal, "SIGHUP"):  # without --config there is nothing to read again: say so, keep serving
-            loop = asyncio.get_running_loop()
-            loop.add_signal_handler(signal.SIGHUP, lambda: reload_config(gw, reload, tokens) if reload is not None
-                                    else _line("toolproof: SIGHUP ignored: the gateway was started without --config"))
+        loop = asyncio.get_running_loop()
+        reloads: set[asyncio.Task[bool]] = set()  # running now (a task needs a reference until it ends)
+
+        def on_change() -> None:
+            if reload is None:  # started without --config: nothing to read again; say so, keep serving
+                _line("toolproof: SIGHUP ignored: the gateway was started without --config")
+                return
+            task = loop.create_task(reload_config(gw, reload, tokens))
+            reloads.add(task)
+            task.add_done_callback(reloads.discard)
+
+        if hasattr(signal, "SIGHUP"):
+            loop.add_signal_handler(signal.SIGHUP, on_change)
             stack.callback(loop.remove_signal_handler, signal.SIGHUP)
         if metrics_port is not None:
             await stack.enter_async_context(serve_ops(gw, host=host, port=metrics_port))
         if watch is not None and reload is not None:
-            watcher = asyncio.create_task(watch_file(watch, lambda: reload_config(gw, reload, tokens)))
+            watcher = asyncio.create_task(watch_file(watch, on_change))
             stack.callback(watcher.cancel)
         if http:
             await gw.serve_http(host=host, port=port, auth=auth, allowed_hosts=allowed_hosts)
@@ -133,8 +143,8 @@ async def _serve(cfg: GatewayConfig, *, http: bool, host: str, port: int, auth: 
             await gw.serve_stdio()
 
 
-def reload_config(gw: Gateway, load: Callable[[], GatewayConfig],
-                  tokens: Callable[[], Callable[[], str]] | None = None) -> bool:
+async def reload_config(gw: Gateway, load: Callable[[], GatewayConfig],
+                        tokens: Callable[[], Callable[[], str]] | None = None) -> bool:
     """SIGHUP: read the config (and the --tokens-file) again and apply both, or keep the running ones and say
     why (one stderr line). All or nothing: a broken tokens file keeps the old config too."""
     from ..mcp import ConfigError
@@ -147,8 +157,8 @@ def reload_config(gw: Gateway, load: Callable[[], GatewayConfig],
         _line(f"toolproof: config reload refused, the running config is kept: {exc}")
         return False
     try:
-        changes = gw.reload(fresh)
-    except (ConfigError, ValueError) as exc:  # counted by the gateway
+        changes = await gw.reload(fresh)
+    except Exception as exc:  # counted by the gateway; a new upstream that does not start lands here too
         _line(f"toolproof: config reload refused, the running config is kept: {exc}")
         return False
     if rotate is not None:

@@ -8,7 +8,6 @@ per-upstream breakers (keyed on `Tool.upstream`) apply to every call.
 from __future__ import annotations
 
 import asyncio
-import dataclasses
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -22,9 +21,9 @@ from ..contract.tool import Effect, Tool
 from ..orchestration.policy import RetryPolicy, decide_retry
 from ..pipeline.runner import Runner
 from ..stores import Store, open_store
-from . import health
+from . import health, reload
 from .client import build_pinned_tools, load_upstream
-from .config import GatewayConfig
+from .config import ConfigError, GatewayConfig
 from .connection import UpstreamConnection
 from .drift import Drift
 from .limits import Limiter, unmatched_tools
@@ -78,7 +77,7 @@ class Gateway:
 
     `start()` connects to every upstream at once and fails with a clear message when one cannot be started,
     lists no tools the config names, or leaves a name clash. `metrics` is this gateway's own Prometheus
-    registry; `reload(config)` applies new `[caps]` and `[[limits]]` while serving (health.py).
+    registry; `await reload(config)` applies a new config while serving (reload.py).
     """
 
     def __init__(self, config: GatewayConfig, *, store: Store | str | None = None, **runner_options: Any) -> None:
@@ -90,6 +89,8 @@ class Gateway:
         self._remotes: list[tuple[UpstreamConnection, types.Tool, str]] = []  # (upstream, its tool, our name)
         self.drifts: tuple[Drift, ...] = ()  # what the drift check found at start, one per served tool
         self.metrics = GatewayMetrics(self.snapshot)
+        self._reload_lock = asyncio.Lock()
+        self._retiring: dict[asyncio.Task[None], tuple[UpstreamConnection, ...]] = {}
 
     @property
     def runner(self) -> Runner:
@@ -137,28 +138,30 @@ class Gateway:
         """Whether every upstream and the store answer now, and what each said (`/readyz`)."""
         return await health.readiness(self)
 
-    def reload(self, config: GatewayConfig) -> list[str]:
-        """Apply a new config's `[caps]` and `[[limits]]` to the running gateway (sessions stay open); what
-        changed, one line each. `ConfigError` when it changes anything else (that needs a restart): then
-        nothing is applied."""
+    async def reload(self, config: GatewayConfig) -> list[str]:
+        """Apply a new config to the running gateway, sessions open (reload.py): what changed, one line each.
+        Raises (`ConfigError`, or what starting a new upstream raised) with nothing applied when it cannot."""
+        runner = self.runner
         try:
-            health.check_reload(self.config, config)
-            runner = self.runner
             if not isinstance(runner, GatewayRunner):
-                raise RuntimeError("this gateway's runner takes no reload")
-            limiter = Limiter(config.limits, shared=runner.shared_state.rate_limits())
+                raise ConfigError("this gateway's runner takes no reload")
+            async with self._reload_lock:
+                changes = await reload.apply(self, runner, config)
         except Exception:
             self.metrics.reloaded(False)
             raise
-        changes = health.summarize(self.config, config)
-        limiter.keep_buckets(runner.limiter)
-        runner.limiter, runner.caps = limiter, config.caps
-        for conn in self.connections:
-            conn.upstream = dataclasses.replace(conn.upstream, caps=config.caps)
-        self.config = config
         self.metrics.reloaded(True)
-        health.warn_unmatched(unmatched_tools(config.limits, {t.name: t.upstream or "" for t in runner.toolset}))
         return changes
+
+    def retire(self, connections: Sequence[UpstreamConnection], grace_s: float) -> None:
+        """Close upstreams a reload removed, once their calls in flight have had `grace_s` to end."""
+        async def close() -> None:
+            await asyncio.sleep(grace_s)
+            await asyncio.gather(*(c.aclose() for c in connections), return_exceptions=True)
+
+        task = asyncio.get_running_loop().create_task(close(), name="toolproof-gateway-retire")
+        self._retiring[task] = tuple(connections)
+        task.add_done_callback(lambda t: self._retiring.pop(t, None))
 
     def create_server(self) -> Server[Any]:
         return create_server(self.runner, name=self.config.name)
@@ -176,7 +179,11 @@ class Gateway:
                          allowed_hosts=allowed_hosts, routes=health.routes(self))
 
     async def aclose(self) -> None:
-        await asyncio.gather(*(c.aclose() for c in self.connections), return_exceptions=True)
+        retiring: list[UpstreamConnection] = []
+        for task, conns in list(self._retiring.items()):  # retired by a reload, not closed yet: now
+            task.cancel()
+            retiring.extend(conns)
+        await asyncio.gather(*(c.aclose() for c in (*self.connections, *retiring)), return_exceptions=True)
         if self._runner is not None:
             self._runner.close()
             self._runner = None

@@ -1,5 +1,5 @@
 """What an operator's tooling asks a running gateway: `/healthz` (the process serves), `/readyz` (its upstreams
-and its store answer), `/metrics` (Prometheus); and what a reload may change in place.
+and its store answer), `/metrics` (Prometheus).
 
 On the HTTP gateway these routes sit beside `/mcp` on the same port, without authentication (as probes and
 scrapers expect: bind the gateway where only they and the clients reach it, or give the ops routes their own
@@ -13,11 +13,10 @@ import contextlib
 import logging
 import sys
 from collections.abc import AsyncIterator, Sequence
-from dataclasses import fields, replace
 from typing import TYPE_CHECKING, Any, Final
 
 from .caps import ResponseCaps
-from .config import ConfigError, GatewayConfig
+from .config import GatewayConfig
 from .connection import _describe
 from .metrics import CONTENT_TYPE, Snapshot
 
@@ -30,8 +29,6 @@ log: Final = logging.getLogger("toolproof.gateway")
 READY_TIMEOUT_S: Final = 3.0
 #: The most rows a scrape counts of unknown outcomes and pending approvals (the gauge stops there).
 COUNT_LIMIT: Final = 10_000
-#: What a reload changes in place; anything else in the config needs a restart.
-RELOADABLE: Final = ("caps", "limits")
 
 
 def snapshot(gw: Gateway) -> Snapshot:
@@ -144,36 +141,6 @@ async def serve_ops(gw: Gateway, *, host: str = "127.0.0.1", port: int = 0, anno
         with contextlib.suppress(BaseException):
             await asyncio.wait_for(task, 5)
         sock.close()
-
-
-def not_reloadable(old: GatewayConfig, new: GatewayConfig) -> list[str]:
-    """What differs between two configs outside `RELOADABLE` (each needs a restart), by name."""
-    def plain(cfg: GatewayConfig) -> GatewayConfig:
-        return replace(cfg, caps=ResponseCaps(), limits=())
-
-    a, b = plain(old), plain(new)
-    changed: list[str] = []
-    for f in fields(GatewayConfig):
-        if f.name in RELOADABLE or getattr(a, f.name) == getattr(b, f.name):
-            continue
-        if f.name == "upstreams":
-            names_a = {u.name: u for u in a.upstreams}
-            names_b = {u.name: u for u in b.upstreams}
-            changed += [f"[upstreams.{n}] added" for n in names_b.keys() - names_a.keys()]
-            changed += [f"[upstreams.{n}] removed" for n in names_a.keys() - names_b.keys()]
-            changed += [f"[upstreams.{n}] changed" for n in names_a.keys() & names_b.keys()
-                        if names_a[n] != names_b[n]]
-        else:
-            changed.append({"naming": "[gateway] prefix/separator"}.get(f.name, f"[gateway] {f.name}"))
-    return sorted(changed)
-
-
-def check_reload(old: GatewayConfig, new: GatewayConfig) -> None:
-    """Raise `ConfigError` naming what a reload cannot change in place."""
-    changed = not_reloadable(old, new)
-    if changed:
-        raise ConfigError(f"{', '.join(changed)}: only [caps] and [[limits]] change without a restart; "
-                          "restart the gateway to apply the rest")
 
 
 def summarize(old: GatewayConfig, new: GatewayConfig) -> list[str]:

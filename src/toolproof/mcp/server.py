@@ -192,12 +192,14 @@ def create_server(
     from .._version import __version__
 
     session_ids = _SessionIds()
-    definitions = list_definitions(runner)
+    listed: list[Any] = [runner.toolset, list_definitions(runner)]  # rebuilt when the toolset is swapped
 
     async def on_list_tools(
         ctx: ServerRequestContext[Any, Any], params: types.PaginatedRequestParams | None
     ) -> types.ListToolsResult:
-        return types.ListToolsResult(tools=definitions)
+        if listed[0] is not runner.toolset:  # a gateway reload swapped it
+            listed[:] = [runner.toolset, list_definitions(runner)]
+        return types.ListToolsResult(tools=listed[1])
 
     async def on_call_tool(
         ctx: ServerRequestContext[Any, Any], params: types.CallToolRequestParams
