@@ -6,6 +6,12 @@ with this SDK, so toolproof's own share is visible.
 Target (the brief): gateway p50 at most 1.2x the direct p50. Run: `python benchmarks/bench_gateway.py`
 (`--quick` for a short run). Each side gets its own warm session; calls alternate between the two sides so
 machine noise hits both equally.
+
+The pre-call drift check (mcp/drift.py) is measured on its own, in one in-process gateway in front of the
+same upstream: the same call with the connection's guard off, on (default interval: the listing is usually
+fresh, so the check is a clock read and a lookup, plus one amortized re-list per interval), and on with
+`drift_recheck_s = 0` (a re-list before every call: the worst case), alternating; and the guard alone in a
+tight loop against an empty coroutine.
 """
 
 from __future__ import annotations
@@ -71,10 +77,73 @@ async def _measure(calls: int, warmup: int) -> tuple[list[float], list[float], l
     return direct_times, gateway_times, bare_times
 
 
+async def _measure_drift(calls: int, warmup: int) -> tuple[dict[str, list[float]], float, float, int]:
+    """Per-call times by guard mode, the guard alone and an empty coroutine (µs), and the re-lists made."""
+    from toolproof.mcp import Gateway, GatewayConfig, Upstream
+
+    up = Upstream(name="time", command=tuple(UPSTREAM), cwd=str(ROOT), trusted=True)
+    times: dict[str, list[float]] = {"off": [], "on": [], "off2": [], "every": []}
+    async with Gateway(GatewayConfig(upstreams=(up,)), store="memory://") as gw:
+        (watch,) = gw.watches
+        conn = watch.connection
+        interval = watch.recheck_s
+        listings = 0
+        # Two phases, each alternating with the guard off: the default interval (whose re-lists are then
+        # counted and included), then a re-list before every call.
+        for phase in ((("off", None, interval), ("on", watch, interval)),
+                      (("off2", None, 0.0), ("every", watch, 0.0))):
+            for i in range(warmup + calls):
+                for mode, guard, recheck in phase:
+                    conn.guard, watch.recheck_s = guard, recheck
+                    before = watch.listings
+                    start = time.perf_counter()
+                    envelope = await gw.runner.call("get_current_time", ARGS)
+                    elapsed = time.perf_counter() - start
+                    if not envelope.ok:
+                        raise RuntimeError(f"benchmark call failed: {envelope.error}")
+                    if i >= warmup:
+                        times[mode].append(elapsed)
+                        listings += (watch.listings - before) if mode == "on" else 0
+        conn.guard, watch.recheck_s = watch, interval
+
+        async def nothing(name: str) -> None:
+            return None
+
+        async def loop(fn: Any, n: int) -> float:
+            start = time.perf_counter()
+            for _ in range(n):
+                await fn("get_current_time")
+            return (time.perf_counter() - start) / n * 1e6
+
+        n = 20_000 if calls < 100 else 100_000
+        guard_us = statistics.median([await loop(conn.check_call, n) for _ in range(5)])
+        empty_us = statistics.median([await loop(nothing, n) for _ in range(5)])
+    return times, guard_us, empty_us, listings
+
+
+def _drift_rows(quick: bool) -> list[dict[str, Any]]:
+    calls, warmup = (60, 10) if quick else (400, 40)
+    times, guard_us, empty_us, listings = asyncio.run(_measure_drift(calls, warmup))
+    rows = []
+    for mode, base, label in (
+        ("on", "off", f"drift check on (default interval; {listings} re-lists in {calls} calls)"),
+        ("every", "off2", "drift check on, drift_recheck_s = 0 (re-list before every call)"),
+    ):
+        for stat, fn in (("mean", statistics.fmean), ("p50", statistics.median)):
+            value, off = fn(times[mode]) * 1e6, fn(times[base]) * 1e6
+            rows.append({"benchmark": "gateway", "case": f"in-process call, {label}, {stat} vs guard off",
+                         "value": round(value, 1), "unit": "µs", "baseline": round(off, 1),
+                         "ratio": round(value / off, 3)})
+    rows.append({"benchmark": "gateway", "case": "pre-call drift check alone (fresh listing) vs empty coroutine",
+                 "value": round(guard_us, 3), "unit": "µs", "baseline": round(empty_us, 3),
+                 "ratio": round(guard_us / empty_us, 3) if empty_us else None})
+    return rows
+
+
 def run(quick: bool) -> list[dict[str, Any]]:
     calls, warmup = (60, 10) if quick else (400, 40)
     direct, gateway, bare = asyncio.run(_measure(calls, warmup))
-    rows = []
+    rows = _drift_rows(quick)
     for label, measured, baseline in (("gateway vs direct", gateway, direct),
                                       ("bare SDK pass-through proxy vs direct", bare, direct),
                                       ("gateway vs bare SDK pass-through proxy", gateway, bare)):

@@ -50,8 +50,9 @@ def everything(store: MemoryStore) -> str:
     return json.dumps([*store.list_audit(limit=10**6), *store.list_stops(limit=10**6)], default=repr)
 
 
-def test_a_secret_never_reaches_a_record_a_stop_or_a_log(caplog: pytest.LogCaptureFixture) -> None:
-    caplog.set_level(logging.DEBUG, logger="toolproof")
+@pytest.mark.parametrize("level", [logging.DEBUG, logging.INFO], ids=["writer-thread", "built-when-read"])
+def test_a_secret_never_reaches_a_record_a_stop_or_a_log(caplog: pytest.LogCaptureFixture, level: int) -> None:
+    caplog.set_level(level, logger="toolproof")  # DEBUG logs every record, so records are built as they come
     r = Runner(build_tools(), retry=RetryPolicy(base_delay_s=0.0))
     ctx = CallContext(conversation_id="c1", run_id="r1", principal="p")
     assert r.call_sync("get_account", {"user": "ann", "api_token": SECRET}, context=ctx).ok
@@ -210,6 +211,32 @@ def test_the_fast_constructor_follows_added_fields_and_defaults() -> None:
     assert make(1) == Grown(1)
     assert make(1, "x", {"k": 2}) == Grown(1, "x", {"k": 2})
     assert make(1).c is not make(1).c
+
+
+@pytest.mark.parametrize("hooks", [False, True], ids=["built-when-read", "writer-thread"])
+def test_the_trail_keeps_what_was_sent_when_the_caller_reuses_its_arguments(hooks: bool) -> None:
+    seen: list[Any] = []
+    schema = {"type": "object", "properties": {"url": {"type": "string"}, "headers": {"type": "object"}}}
+    echo = Tool.from_schema("fetch", "Fetch a page.", schema, lambda args, ctx: "page", effect="read")
+    r = Runner(Toolset([echo]), hooks=[seen.append] if hooks else ())
+    sent: dict[str, Any] = {"url": "u", "headers": {"accept": "json"}}
+    assert r.call_sync("fetch", sent).ok
+    sent["url"] = "changed"
+    sent["headers"]["accept"] = "changed"
+    assert r.call_sync("fetch", sent).ok
+    r.close()
+    assert [x.arguments for x in reversed(r.store.list_audit())] == [
+        {"url": "u", "headers": {"accept": "json"}}, {"url": "changed", "headers": {"accept": "changed"}}]
+
+
+def test_an_in_memory_trail_needs_no_writer_thread() -> None:
+    r = Runner(build_tools())
+    for n in range(3):
+        r.call_sync("get_account", {"user": f"u{n}", "api_token": SECRET})
+    assert r.writer is not None and r.writer._thread is None  # each entry went straight to the store
+    records = r.store.list_audit()
+    assert [x.arguments for x in reversed(records)] == [{"user": f"u{n}", "api_token": REDACTED} for n in range(3)]
+    assert all(isinstance(x, AuditRecord) for x in records)
 
 
 def test_writer_is_lazy_and_close_is_idempotent() -> None:

@@ -74,3 +74,18 @@ def test_negative_retry_after_is_refused() -> None:
 
 def test_unknown_tool_is_not_a_tool_error() -> None:
     assert not issubclass(toolproof.UnknownTool, toolproof.ToolError)
+
+
+def test_a_subclass_names_its_class_once_and_its_code_follows() -> None:
+    from toolproof.contract.errors import ERROR_TYPES, ErrorClass, NotFound, ToolError
+
+    class NoSuchCrop(NotFound):
+        """A crop the market does not trade."""
+
+    class Busy(ToolError, error_class=ErrorClass.RATE_LIMITED):
+        default_code = "MARKET_BUSY"
+
+    assert (NoSuchCrop.error_class, NoSuchCrop.default_code) == (ErrorClass.NOT_FOUND, "NOT_FOUND")
+    busy = Busy("wait")
+    assert (busy.error_class, busy.code, busy.retryable) == (ErrorClass.RATE_LIMITED, "MARKET_BUSY", True)
+    assert all(cls.default_code == cls.error_class.value.upper() for cls in ERROR_TYPES.values())

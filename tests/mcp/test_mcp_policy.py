@@ -279,6 +279,8 @@ store = "sqlite:///x.sqlite3"
 command = ["python", "-m", "mcp_server_time"]
 trusted = true
 timeout_s = 5
+drift = "block"
+drift_recheck_s = 0.5
 
 [upstreams.time.tools.get_current_time]
 effect = "read"
@@ -301,6 +303,7 @@ code = "QUOTA"
     assert cfg.naming == NamingPolicy(prefix="always", separator="-")
     time, shop = cfg.upstreams
     assert time.command == ("python", "-m", "mcp_server_time") and time.trusted and time.timeout_s == 5
+    assert (time.drift, time.drift_recheck_s, shop.drift_recheck_s) == ("block", 0.5, 5.0)
     assert time.tools["get_current_time"] == ToolOverride(effect="read", rename="now")
     assert shop.url == "http://127.0.0.1:9000/mcp" and shop.exclude == ("debug",) and not shop.trusted
     assert shop.errors.classify("quota hit", tool="t").code == "QUOTA"
@@ -319,6 +322,8 @@ code = "QUOTA"
         ("[gateway]\nprefix='sometimes'\n[upstreams.a]\ncommand='x'\n", "prefix"),
         ("[gateway]\n", "at least one upstream"),
         ("not toml = = =", "not valid TOML"),
+        ("[upstreams.a]\ncommand='x'\ndrift_recheck_s=-1\n", "drift_recheck_s must be a number of seconds >= 0"),
+        ("[upstreams.a]\ncommand='x'\ndrift_recheck_s='often'\n", "drift_recheck_s"),
     ],
 )
 def test_bad_configs_fail_with_a_message_that_names_the_key(tmp_path: Path, text: str, match: str) -> None:

@@ -28,6 +28,16 @@ def test_every_call_runs_the_stages_in_the_documented_order() -> None:
     assert Runner.stages == STAGES
 
 
+def test_a_tool_runs_only_the_stages_that_can_act_on_it() -> None:
+    read = Tool.from_schema("look_up", "Look something up.", SCHEMA, lambda a, c: a, effect="read")
+    write = Tool.from_schema("wire_money", "Wire money.", SCHEMA, lambda a, c: a, effect="write", idempotent=True,
+                             approval="always")
+    runner = Runner(Toolset([read, write]))
+    assert [st.__name__ for st in runner.plan(read)] == ["guard", "validate", "dispatch"]
+    assert runner.plan(write) == STAGES
+    assert [st.__name__ for st in Runner(Toolset([read]), loop_guard=None).plan(read)] == ["validate", "dispatch"]
+
+
 class Recorder:
     """What the handler and the fake clock saw."""
 

@@ -2,8 +2,9 @@
 
 The hot path only appends a small `AuditEntry` to a queue (`AuditWriter.submit`); a background thread turns
 the entries into `AuditRecord`s, redacts them and writes them to the store in batches, so a durable store costs
-the caller almost nothing. `AuditWriter.close()` (called by `Runner.close()`) drains the queue: nothing is
-lost on a clean shutdown. Stop records are rare and must not be lost: the runner writes them at once.
+the caller almost nothing; the in-memory store takes each entry as it comes and builds its record when it is
+read (`Store.audit_sink`: no thread at all). `AuditWriter.close()` (called by `Runner.close()`) drains the
+queue: nothing is lost on a clean shutdown. Stop records are rare and must not be lost: the runner writes them at once.
 Also here: stdlib logging (`toolproof.audit`, `toolproof.stops`) and optional OpenTelemetry spans that
 follow the GenAI semantic conventions (`pip install 'toolproof[otel]'`).
 """
@@ -272,9 +273,14 @@ class AuditWriter:
         self.written = 0
         self.failed_batches = 0
         self.dropped = 0  # records the store refused (each alone), or past `max_unwritten` while it was away
+        # A store in this process's memory takes each entry as it comes and builds its record when read: no
+        # thread, no batch (hooks and DEBUG logging see built records, so they keep the writer thread).
+        sink = None if hooks or not persist or log.isEnabledFor(logging.DEBUG) else store.audit_sink(build_audit)
+        #: Take one attempt's entry (the hot path): the store's sink, or the writer thread's queue.
+        self.submit: Callable[[AuditEntry], None] = self._queue if sink is None else sink
 
-    def submit(self, entry: AuditEntry) -> None:
-        """Queue one entry (the hot path: an append, and a wake-up when a batch is full)."""
+    def _queue(self, entry: AuditEntry) -> None:
+        """Queue one entry (an append, and a wake-up when a batch is full)."""
         pending = self._pending
         pending.append(entry)
         if self._thread is None:

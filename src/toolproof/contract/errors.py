@@ -152,6 +152,15 @@ class ToolError(Exception):
     error_class: ClassVar[ErrorClass] = ErrorClass.INTERNAL_ERROR
     default_code: ClassVar[str] = "INTERNAL_ERROR"
 
+    def __init_subclass__(cls, error_class: ErrorClass | None = None, **kwargs: Any) -> None:
+        """`class NotFound(ToolError, error_class=ErrorClass.NOT_FOUND)`: the class, and its name as the code
+        (a subclass of a subclass keeps both unless it says otherwise, as `ToolTimeout` does with its code)."""
+        super().__init_subclass__(**kwargs)
+        if error_class is not None:
+            cls.error_class = error_class
+            if "default_code" not in cls.__dict__:
+                cls.default_code = error_class.value.upper()
+
     def __init__(
         self,
         message: str,
@@ -197,29 +206,24 @@ class ToolError(Exception):
         return f"{type(self).__name__}(code={self.code!r}, message={self.message!r})"
 
 
-class InvalidArgument(ToolError):
-    error_class = ErrorClass.INVALID_ARGUMENT
-    default_code = "INVALID_ARGUMENT"
+class InvalidArgument(ToolError, error_class=ErrorClass.INVALID_ARGUMENT):
+    """The arguments break a rule the schema cannot say (name `field`, and what is `allowed_values`)."""
 
 
-class NotFound(ToolError):
-    error_class = ErrorClass.NOT_FOUND
-    default_code = "NOT_FOUND"
+class NotFound(ToolError, error_class=ErrorClass.NOT_FOUND):
+    """What the arguments name does not exist (an id, a file, a customer)."""
 
 
-class Conflict(ToolError):
-    error_class = ErrorClass.CONFLICT
-    default_code = "CONFLICT"
+class Conflict(ToolError, error_class=ErrorClass.CONFLICT):
+    """The request clashes with the current state (a version moved on, a slot was taken)."""
 
 
-class RateLimited(ToolError):
-    error_class = ErrorClass.RATE_LIMITED
-    default_code = "RATE_LIMITED"
+class RateLimited(ToolError, error_class=ErrorClass.RATE_LIMITED):
+    """The upstream asks to slow down; give `retry_after_s` when it says how long."""
 
 
-class TransientUpstream(ToolError):
-    error_class = ErrorClass.TRANSIENT_UPSTREAM
-    default_code = "TRANSIENT_UPSTREAM"
+class TransientUpstream(ToolError, error_class=ErrorClass.TRANSIENT_UPSTREAM):
+    """The upstream failed in a way that passes (a 503, a restart); nothing was done."""
 
 
 class ToolTimeout(TransientUpstream):
@@ -235,34 +239,28 @@ class ConnectionLost(TransientUpstream):
     default_code = "CONNECTION_ERROR"
 
 
-class AuthFailed(ToolError):
-    error_class = ErrorClass.AUTH_FAILED
-    default_code = "AUTH_FAILED"
+class AuthFailed(ToolError, error_class=ErrorClass.AUTH_FAILED):
+    """The tool's own credentials were refused (expired, revoked): a person must fix them."""
 
 
-class PermissionDenied(ToolError):
-    error_class = ErrorClass.PERMISSION_DENIED
-    default_code = "PERMISSION_DENIED"
+class PermissionDenied(ToolError, error_class=ErrorClass.PERMISSION_DENIED):
+    """The caller may not do this; asking again will not change it."""
 
 
-class PartialExecution(ToolError):
-    error_class = ErrorClass.PARTIAL_EXECUTION
-    default_code = "PARTIAL_EXECUTION"
+class PartialExecution(ToolError, error_class=ErrorClass.PARTIAL_EXECUTION):
+    """Some effects happened and some did not; `state` says which."""
 
 
-class NeedsClarification(ToolError):
-    error_class = ErrorClass.NEEDS_CLARIFICATION
-    default_code = "NEEDS_CLARIFICATION"
+class NeedsClarification(ToolError, error_class=ErrorClass.NEEDS_CLARIFICATION):
+    """The request is valid but ambiguous; `hint` holds the question for the person."""
 
 
-class OutcomeUnknown(ToolError):
-    error_class = ErrorClass.OUTCOME_UNKNOWN
-    default_code = "OUTCOME_UNKNOWN"
+class OutcomeUnknown(ToolError, error_class=ErrorClass.OUTCOME_UNKNOWN):
+    """A write may or may not have run; a person reconciles it by its `idempotency_key`."""
 
 
-class InternalError(ToolError):
-    error_class = ErrorClass.INTERNAL_ERROR
-    default_code = "INTERNAL_ERROR"
+class InternalError(ToolError, error_class=ErrorClass.INTERNAL_ERROR):
+    """The tool failed unexpectedly (its own bug); do not call again."""
 
 
 ERROR_TYPES: Final = MappingProxyType(

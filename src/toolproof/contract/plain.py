@@ -41,11 +41,12 @@ class NotPlainJson(ValueError):
         super().__init__(f"{what} at {where}" if where else what)
 
 
-def plain_json(value: Any, *, surrogates: Surrogates = "replace") -> Any:
-    """`value` as plain JSON data (see the module docstring); raises `NotPlainJson`."""
+def plain_json(value: Any, *, surrogates: Surrogates = "replace", copy: bool = False) -> Any:
+    """`value` as plain JSON data (see the module docstring); raises `NotPlainJson`. `copy`: new lists and
+    dicts throughout (a snapshot the caller's later changes cannot reach), not only where something changed."""
     if _plain_scalar(value):  # a float result: 0.35 -> 0.11 µs a call (timeit, this machine)
         return value
-    return _Plain(surrogates).value(value, (), set())
+    return _Plain(surrogates, copy).value(value, (), set())
 
 
 def _plain_scalar(value: Any) -> bool:
@@ -61,10 +62,11 @@ def _plain_scalar(value: Any) -> bool:
 
 
 class _Plain:
-    __slots__ = ("refuse",)
+    __slots__ = ("copy", "refuse")
 
-    def __init__(self, surrogates: Surrogates) -> None:
+    def __init__(self, surrogates: Surrogates, copy: bool = False) -> None:
         self.refuse = surrogates == "refuse"
+        self.copy = copy
 
     def value(self, value: Any, path: tuple[Any, ...], seen: set[int]) -> Any:
         kind = type(value)
@@ -115,13 +117,13 @@ class _Plain:
             items = [self.value(item, (*path, i), seen) for i, item in enumerate(value)]
         finally:
             seen.discard(id(value))
-        if type(value) is list and all(a is b for a, b in zip(items, value, strict=True)):
+        if not self.copy and type(value) is list and all(a is b for a, b in zip(items, value, strict=True)):
             return value
         return items
 
     def mapping(self, value: Mapping[Any, Any], path: tuple[Any, ...], seen: set[int]) -> dict[str, Any]:
         out: dict[str, Any] = {}
-        same = type(value) is dict
+        same = type(value) is dict and not self.copy
         for key, item in value.items():
             if not isinstance(key, str):
                 raise NotPlainJson(f"an object key of type {type(key).__name__} (keys are text)", path)

@@ -577,7 +577,8 @@ class Tool:
                 value = adapter.dump_python(value, mode="json", warnings="error")
             except (pydantic.ValidationError, PydanticSerializationError, TypeError, ValueError):
                 raise _broken_contract(self.name) from None
-        if type(value) not in _PLAIN_SCALARS:
+        kind = type(value)
+        if kind not in _PLAIN_SCALARS and not (kind is float and value - value == 0):  # a finite float: no walk
             try:
                 value = plain_json(value)
             except NotPlainJson as exc:

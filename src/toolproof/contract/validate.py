@@ -144,7 +144,7 @@ def _plain_arguments(args: dict[str, Any]) -> dict[str, Any]:
     """Arguments as plain JSON types (a `str` subclass, `numpy.float64`, an `IntEnum` become str, float, int),
     so a handler gets the types it declares; text with a lone surrogate is refused, never altered."""
     try:
-        plain: dict[str, Any] = plain_json(args, surrogates="refuse")
+        plain: dict[str, Any] = plain_json(args, surrogates="refuse", copy=True)  # the handler's own copy
     except NotPlainJson as exc:
         raise _reject(
             "NOT_JSON",
@@ -185,7 +185,7 @@ class ArgumentValidator:
         A top-level null for a name in `optional` means "not given" (OpenAI strict mode sends nulls).
         """
         if type(arguments) is dict:
-            args = arguments
+            args = arguments.copy()  # a snapshot: the caller may reuse its dict; the audit trail must not change
         elif arguments is None:
             args = {}
         elif isinstance(arguments, str | bytes | bytearray):

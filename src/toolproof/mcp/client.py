@@ -11,13 +11,13 @@ from __future__ import annotations
 import asyncio
 import copy
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import replace
 from typing import Any
 
 import mcp_types as types
 
-from ..catalog.toolset import Toolset
+from ..catalog.toolset import Toolset, mcp_definition
 from ..contract.context import CallContext
 from ..contract.errors import DefinitionError
 from ..contract.tool import Tool
@@ -25,7 +25,7 @@ from ..stores import Store
 from .caps import cap_response
 from .config import DEFAULT_TIMEOUT_S, NamingPolicy, ToolOverride, Upstream
 from .connection import UpstreamConnection
-from .drift import Drift, blocked, check_tool, pinned_remote
+from .drift import Drift, DriftWatch, check_tool, served_remote
 from .errormap import DEFAULT_ERROR_MAPPING, ErrorMapping
 from .naming import Origin, assign_names
 from .results import interpret, unwrap_output_schema
@@ -37,15 +37,37 @@ META_IDEMPOTENCY_KEY = "dev.toolproof/idempotency_key"
 
 
 class ImportedToolset(Toolset):
-    """A `Toolset` whose tools call remote MCP servers; close it (or use `async with`) to stop them."""
+    """A `Toolset` whose tools call remote MCP servers; close it (or use `async with`) to stop them.
 
-    __slots__ = ("connections",)
+    With pins, its tools follow their upstream's definitions while it runs (`watches`, drift.py): the one
+    kind of toolset whose tools are replaced in place, so a `Runner` built on it serves the new ones."""
+
+    __slots__ = ("connections", "watches")
 
     def __init__(self, tools: Sequence[Tool], connections: Sequence[UpstreamConnection]) -> None:
         super().__init__(tools)
         self.connections = tuple(connections)
+        self.watches: tuple[DriftWatch, ...] = ()
+
+    def replace_tools(self, tools: Sequence[Tool]) -> bool:
+        """Swap in new versions of tools already here (same names, same order); True when a definition the
+        model sees changed (then clients should re-list)."""
+        by_name = dict(self._by_name)
+        changed = False
+        for tool in tools:
+            old = by_name.get(tool.name)
+            if old is None:
+                raise KeyError(f"no tool {tool.name!r} to replace")
+            changed = changed or mcp_definition(old) != mcp_definition(tool)
+            by_name[tool.name] = tool
+        self._tools = tuple(by_name[t.name] for t in self._tools)
+        self._by_name = by_name
+        self._indexes = {}
+        return changed
 
     async def aclose(self) -> None:
+        for watch in self.watches:
+            watch.close()
         for conn in self.connections:
             await conn.aclose()
 
@@ -163,15 +185,35 @@ def build_pinned_tools(
     loaded: Sequence[tuple[UpstreamConnection, Sequence[types.Tool]]], naming: NamingPolicy, store: Store
 ) -> tuple[list[Tool], tuple[Drift, ...]]:
     """`build_tools` with every tool checked against its pin first (drift.py): a blocked change is built from
-    the pinned definition and refuses every call. Blocking store calls: run it off the event loop."""
+    the pinned definition; `watch_pins` then makes its calls refuse. Blocking store calls: run it off the
+    event loop."""
     now = time.time()
     drifts = [[check_tool(store, c.upstream.name, c.upstream.drift, r, now) for r in remotes]
               for c, remotes in loaded]
-    served = [(c, [pinned_remote(d, r) if d.action == "blocked" else r for d, r in zip(ds, rs, strict=True)])
+    served = [(c, [served_remote(d, r) for d, r in zip(ds, rs, strict=True)])
               for ds, (c, rs) in zip(drifts, loaded, strict=True)]
-    flat = tuple(d for ds in drifts for d in ds)
-    tools = build_tools(served, naming)
-    return [blocked(t, d) if d.action == "blocked" else t for t, d in zip(tools, flat, strict=True)], flat
+    return build_tools(served, naming), tuple(d for ds in drifts for d in ds)
+
+
+def watch_pins(
+    loaded: Sequence[tuple[UpstreamConnection, Sequence[types.Tool]]],
+    tools: Sequence[Tool],
+    drifts: Sequence[Drift],
+    store: Store,
+    replace: Callable[[Sequence[Tool]], Awaitable[None]],
+) -> tuple[DriftWatch, ...]:
+    """One installed `DriftWatch` per upstream, from what `build_pinned_tools` found at start (same order)."""
+    watches = []
+    at = 0
+    for conn, remotes in loaded:
+        served = [(tools[at + i].name, remote, drifts[at + i]) for i, remote in enumerate(remotes)]
+        at += len(remotes)
+
+        def build(remote: types.Tool, local: str, conn: UpstreamConnection = conn) -> Tool:
+            return build_tool(conn, remote, local)
+
+        watches.append(DriftWatch(conn, store, served, build=build, replace=replace).install())
+    return tuple(watches)
 
 
 async def import_tools(
@@ -187,6 +229,7 @@ async def import_tools(
     prefix: bool = False,
     pins: Store | None = None,
     drift: str | None = None,
+    drift_recheck_s: float | None = None,
 ) -> ImportedToolset:
     """Connect to an MCP server and return its tools as a `Toolset` that runs through a `Runner`.
 
@@ -194,7 +237,9 @@ async def import_tools(
     or a full `Upstream` (then `trusted=True` and `tools` are added to its own). Untrusted by default:
     every tool is a non-idempotent write unless `tools` overrides say otherwise. `prefix=True` names
     tools `NAME__tool`. With `pins` (a store), every tool is checked against its pin there and a change is
-    handled by `drift` (`accept-compatible` by default, `block`, `warn`: see drift.py), as in the gateway.
+    handled by `drift` (`accept-compatible` by default, `block`, `warn`: see drift.py), as in the gateway:
+    at import, and again before a call once the last listing is older than `drift_recheck_s` (default 5 s) or
+    the server announced a change; a changed tool is replaced in the returned toolset.
     Close the result with `aclose()` or use it as `async with`.
     """
     if isinstance(source, Upstream):
@@ -208,16 +253,24 @@ async def import_tools(
                             errors=errors)
     if drift is not None:
         upstream = replace(upstream, drift=drift)
+    if drift_recheck_s is not None:
+        upstream = replace(upstream, drift_recheck_s=drift_recheck_s)
     connection = UpstreamConnection(upstream)
     naming = NamingPolicy(prefix="always" if prefix else "on_clash")
     try:
         remotes = await load_upstream(connection)
         if pins is None:
-            built = build_tools([(connection, remotes)], naming)
-        else:
-            store = pins
-            built, _ = await asyncio.to_thread(lambda: build_pinned_tools([(connection, remotes)], naming, store))
+            return ImportedToolset(build_tools([(connection, remotes)], naming), [connection])
+        store = pins
+        loaded = [(connection, remotes)]
+        built, drifts = await asyncio.to_thread(lambda: build_pinned_tools(loaded, naming, store))
+        toolset = ImportedToolset(built, [connection])
+
+        async def replace_tools(tools: Sequence[Tool]) -> None:
+            toolset.replace_tools(tools)
+
+        toolset.watches = watch_pins(loaded, built, drifts, store, replace_tools)
+        return toolset
     except BaseException:
         await connection.aclose()
         raise
-    return ImportedToolset(built, [connection])

@@ -27,6 +27,7 @@ DRIFT_POLICIES: Final = ("accept-compatible", "block", "warn")
 UPSTREAM_NAME_RE: Final = re.compile(r"^[a-zA-Z0-9_-]{1,32}$")
 SEPARATOR_RE: Final = re.compile(r"^[_-]{1,3}$")
 DEFAULT_TIMEOUT_S: Final = 30.0
+DEFAULT_DRIFT_RECHECK_S: Final = 5.0
 
 
 class ConfigError(ValueError):
@@ -78,6 +79,9 @@ class Upstream:
     errors: ErrorMapping = DEFAULT_ERROR_MAPPING
     #: What a changed tool definition gets (mcp/drift.py): `accept-compatible`, `block` or `warn`.
     drift: str = "accept-compatible"
+    #: While running, re-list the upstream before a call or a client's `tools/list` when the last listing is
+    #: older than this (seconds; 0: before every call). A change the upstream announces is checked at once.
+    drift_recheck_s: float = DEFAULT_DRIFT_RECHECK_S
     #: How big an answer of this upstream may be before it is cut (caps.py); the gateway's `[caps]`.
     caps: ResponseCaps = DEFAULT_CAPS
 
@@ -98,6 +102,10 @@ class Upstream:
         if not isinstance(self.trusted, bool):
             raise ConfigError(f"upstream {self.name!r}: trusted must be true or false")
         _check_timeout(self.timeout_s, f"upstream {self.name!r}: timeout_s")
+        recheck = self.drift_recheck_s
+        if isinstance(recheck, bool) or not isinstance(recheck, int | float) or not 0 <= recheck < float("inf"):
+            raise ConfigError(f"upstream {self.name!r}: drift_recheck_s must be a number of seconds >= 0, "
+                              f"got {recheck!r}")
         object.__setattr__(self, "env", MappingProxyType({str(k): str(v) for k, v in dict(self.env).items()}))
         object.__setattr__(self, "tools", MappingProxyType(dict(self.tools)))
         object.__setattr__(self, "exclude", tuple(self.exclude))
@@ -173,7 +181,7 @@ def _check_timeout(value: Any, what: str) -> None:
 _GATEWAY_KEYS: Final = frozenset({"name", "store", "prefix", "separator", "shared_state"})
 _UPSTREAM_KEYS: Final = frozenset(
     {"command", "url", "env", "cwd", "trusted", "timeout_s", "tools", "exclude", "close_open_schemas", "errors",
-     "drift"}
+     "drift", "drift_recheck_s"}
 )
 _TOOL_KEYS: Final = frozenset({"effect", "idempotent", "risk", "timeout_s", "rename"})
 _RULE_KEYS: Final = frozenset({"pattern", "class", "code"})
@@ -241,6 +249,7 @@ def upstream_from_dict(name: str, data: Mapping[str, Any], *, base_dir: Path | N
             close_open_schemas=bool(data.get("close_open_schemas", True)),
             errors=DEFAULT_ERROR_MAPPING.with_rules(rules),
             drift=str(data.get("drift", "accept-compatible")),
+            drift_recheck_s=data.get("drift_recheck_s", DEFAULT_DRIFT_RECHECK_S),
         )
     except TypeError as exc:
         raise ConfigError(f"{where}: {exc}") from None

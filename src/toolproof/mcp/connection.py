@@ -8,6 +8,11 @@ probe (`tools/list`): an upstream that does not answer it either is treated as h
 Failures are raised as the contract sees them: not started -> `TransientUpstream` (nothing was sent, so
 even a write is known not done); lost or timed out after sending -> `ConnectionError`/`TimeoutError`,
 which the runner classifies as transient for reads and `outcome_unknown` for writes.
+
+Two hooks serve the drift re-check (drift.py): `guard` is asked before every `tools/call` (and told when the
+upstream refused one as invalid), and `on_tools_changed` is called when the upstream says its tool list
+changed (`notifications/tools/list_changed` on handshake-era sessions, a `subscriptions/listen` stream on
+2026-07-28 ones, opened only when a hook is set and the upstream advertises `tools.listChanged`).
 """
 
 from __future__ import annotations
@@ -15,14 +20,17 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-from collections.abc import Mapping
-from typing import Any, Final
+from collections.abc import Callable, Mapping
+from typing import Any, Final, Protocol
 
 import anyio
+import anyio.abc
 import mcp_types as types
 from mcp.client.client import Client
+from mcp.client.session import IncomingMessage
 from mcp.client.stdio import StdioServerParameters
 from mcp.shared.exceptions import MCPError
+from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 from pydantic import ValidationError
 
 from ..contract.errors import InternalError, InvalidArgument, TransientUpstream
@@ -32,6 +40,7 @@ from .config import Upstream
 log = logging.getLogger("toolproof.mcp")
 
 PROBE_TIMEOUT_S: Final = 2.0
+RELISTEN_S: Final = 1.0  # wait before re-opening a `subscriptions/listen` stream the upstream ended
 _BROKEN: Final = (
     anyio.ClosedResourceError,
     anyio.BrokenResourceError,
@@ -40,6 +49,16 @@ _BROKEN: Final = (
     EOFError,
     OSError,
 )
+
+
+class CallGuard(Protocol):
+    """Asked before every call on a connection (drift.py's `DriftWatch`): raise to refuse it unsent."""
+
+    async def before_call(self, tool: str) -> None: ...
+
+    async def refused(self, tool: str) -> None:
+        """The upstream refused a call to `tool` as invalid: its definition may have changed."""
+        ...
 
 
 class UpstreamConnection:
@@ -55,6 +74,10 @@ class UpstreamConnection:
         self._tasks: set[asyncio.Task[Any]] = set()
         self._probe: asyncio.Task[None] | None = None
         self._closed = False
+        self.guard: CallGuard | None = None
+        self.on_tools_changed: Callable[[], None] | None = None
+        self._group: anyio.abc.TaskGroup | None = None  # the current session's, for the listen stream
+        self._listening: Client | None = None
 
     # --- lifecycle -----------------------------------------------------------------------------------------
 
@@ -111,11 +134,18 @@ class UpstreamConnection:
     async def _own(self, stop: asyncio.Event, ready: asyncio.Future[Client]) -> None:
         """Hold one SDK session open until asked to stop or until it breaks by itself."""
         client: Client | None = None
+        group: anyio.abc.TaskGroup | None = None
         try:
-            async with Client(self._target(), cache=None) as client:
+            async with (
+                Client(self._target(), cache=None, message_handler=self._message) as client,
+                anyio.create_task_group() as group,
+            ):
+                self._group = group
                 if not ready.done():
                     ready.set_result(client)
+                self._start_listening(client)
                 await stop.wait()
+                group.cancel_scope.cancel()
         except BaseException as exc:  # the session ended: the process died, the stream broke, or cancelled
             if not ready.done():
                 ready.set_exception(exc if isinstance(exc, Exception) else ConnectionError(str(exc)))
@@ -126,6 +156,45 @@ class UpstreamConnection:
         finally:
             if client is not None and self._client is client:
                 self._client = None
+            if group is not None and self._group is group:
+                self._group = None
+
+    async def _message(self, message: IncomingMessage) -> None:
+        """Handshake-era sessions: the upstream's `notifications/tools/list_changed`."""
+        if isinstance(message, types.ToolListChangedNotification) and self.on_tools_changed is not None:
+            self.on_tools_changed()
+
+    def watch_changes(self, callback: Callable[[], None]) -> None:
+        """Call `callback` whenever the upstream says its tool list changed (this session and later ones)."""
+        self.on_tools_changed = callback
+        if self._client is not None:
+            self._start_listening(self._client)
+
+    def _start_listening(self, client: Client) -> None:
+        if self.on_tools_changed is None or self._listening is client or self._group is None:
+            return
+        tools = client.server_capabilities.tools
+        if client.protocol_version in MODERN_PROTOCOL_VERSIONS and tools is not None and tools.list_changed:
+            self._listening = client
+            self._group.start_soon(self._listen, client)
+
+    async def _listen(self, client: Client) -> None:
+        """2026-07-28 sessions: hold a `subscriptions/listen` stream for tool list changes, re-opened when it
+        ends (nothing is replayed, so a re-opened stream counts as a change: the next check re-lists)."""
+        wait = RELISTEN_S
+        while True:
+            try:
+                async with client.listen(tools_list_changed=True) as events:
+                    wait = RELISTEN_S
+                    async for _event in events:
+                        if self.on_tools_changed is not None:
+                            self.on_tools_changed()
+            except Exception as exc:  # the stream broke; the session may still be fine
+                log.info("upstream %r: tool change stream ended: %s", self.upstream.name, _describe(exc))
+            if self.on_tools_changed is not None:
+                self.on_tools_changed()
+            await anyio.sleep(wait)
+            wait = min(wait * 2, 60.0)
 
     def _drop(self, client: Client) -> None:
         """Forget a broken or hung session; the next call starts a new one (stdio: a new process)."""
@@ -175,13 +244,29 @@ class UpstreamConnection:
         client = await self._ensure()
         tools: list[types.Tool] = []
         cursor: str | None = None
-        for _ in range(1000):
-            page = await client.list_tools(cursor=cursor)
-            tools.extend(page.tools)
-            cursor = page.next_cursor
-            if not cursor:
-                break
+        try:
+            for _ in range(1000):
+                page = await client.list_tools(cursor=cursor)
+                tools.extend(page.tools)
+                cursor = page.next_cursor
+                if not cursor:
+                    break
+        except MCPError as exc:
+            if exc.code == types.CONNECTION_CLOSED:
+                self._drop(client)
+                raise ConnectionError(f"upstream {self.upstream.name!r} closed the connection") from None
+            raise
+        except _BROKEN as exc:
+            self._drop(client)
+            raise ConnectionError(f"upstream {self.upstream.name!r}: {_describe(exc)}") from None
         return tools
+
+    async def check_call(self, name: str) -> None:
+        """What runs before a call is sent: the guard's check, on a started session (a restarted upstream is
+        re-listed before anything reaches it)."""
+        if self.guard is not None:
+            await self._ensure()
+            await self.guard.before_call(name)
 
     async def call_tool(
         self,
@@ -192,6 +277,9 @@ class UpstreamConnection:
         meta: Mapping[str, Any] | None = None,
     ) -> types.CallToolResult:
         """Send one `tools/call`; transport trouble is raised as described in the module docstring."""
+        guard = self.guard
+        if guard is not None:
+            await self.check_call(name)
         client = await self._ensure()
         try:
             async with asyncio.timeout(timeout_s):
@@ -211,6 +299,8 @@ class UpstreamConnection:
             if exc.code == types.REQUEST_TIMEOUT:
                 self._suspect(client)
                 raise TimeoutError(f"upstream {self.upstream.name!r} timed out") from None
+            if exc.code == types.INVALID_PARAMS and guard is not None:
+                await guard.refused(name)  # a changed definition answers for itself (nothing was done)
             raise protocol_error(self.upstream.name, name, exc) from None
         except ValidationError:
             raise InternalError(

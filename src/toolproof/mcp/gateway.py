@@ -8,6 +8,7 @@ per-upstream breakers (keyed on `Tool.upstream`) apply to every call.
 from __future__ import annotations
 
 import asyncio
+import logging
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -22,14 +23,14 @@ from ..orchestration.policy import RetryPolicy, decide_retry
 from ..pipeline.runner import Runner
 from ..stores import Store, open_store
 from . import health, reload
-from .client import build_pinned_tools, load_upstream
+from .client import ImportedToolset, build_pinned_tools, load_upstream, watch_pins
 from .config import ConfigError, GatewayConfig
 from .connection import UpstreamConnection
-from .drift import Drift
+from .drift import Drift, DriftWatch
 from .limits import Limiter, unmatched_tools
 from .metrics import GatewayMetrics, Snapshot
 from .ops import GatewayRunner
-from .server import create_server, serve_http, serve_stdio
+from .server import LiveTools, create_server, serve_http, serve_stdio
 from .trust import Source, derive_policy
 
 
@@ -71,6 +72,8 @@ def retries_transient(policy: RetryPolicy, tool: Tool) -> bool:
 if TYPE_CHECKING:
     from .auth import HttpAuth
 
+log = logging.getLogger("toolproof.mcp.gateway")
+
 
 class Gateway:
     """Start with `await gateway.start()` (or `async with Gateway(config) as gw`), then serve or call.
@@ -88,6 +91,8 @@ class Gateway:
         self._runner: Runner | None = None
         self._remotes: list[tuple[UpstreamConnection, types.Tool, str]] = []  # (upstream, its tool, our name)
         self.drifts: tuple[Drift, ...] = ()  # what the drift check found at start, one per served tool
+        self.watches: tuple[DriftWatch, ...] = ()  # the drift re-check while running, one per upstream
+        self.live = LiveTools(self._recheck)
         self.metrics = GatewayMetrics(self.snapshot)
         self._reload_lock = asyncio.Lock()
         self._retiring: dict[asyncio.Task[None], tuple[UpstreamConnection, ...]] = {}
@@ -109,12 +114,13 @@ class Gateway:
             loaded = await asyncio.gather(*(load_upstream(c) for c in self.connections))
             pairs = list(zip(self.connections, loaded, strict=True))
             tools, self.drifts = await asyncio.to_thread(build_pinned_tools, pairs, self.config.naming, store)
-            toolset = Toolset(tools)
+            toolset = ImportedToolset(tools, ())
             options = {"shared_state": self.config.shared_state, **self._runner_options}
             runner = GatewayRunner(toolset, store=store, caps=self.config.caps, metrics=self.metrics, **options)
             self._runner = runner
             runner.limiter = Limiter(self.config.limits, shared=runner.shared_state.rate_limits())
             health.warn_unmatched(unmatched_tools(self.config.limits, {t.name: t.upstream or "" for t in tools}))
+            self.watches = watch_pins(pairs, tools, self.drifts, store, self._replace)
             # build_tools keeps the order of the upstreams and of their tools
             remotes = [(conn, remote) for conn, listed in zip(self.connections, loaded, strict=True)
                        for remote in listed]
@@ -125,6 +131,21 @@ class Gateway:
                 store.close()
             raise
         return toolset
+
+    async def _replace(self, tools: Sequence[Tool]) -> None:
+        """A re-check changed what some tools serve: swap them in and tell clients to list again."""
+        toolset = self.runner.toolset
+        assert isinstance(toolset, ImportedToolset)
+        if toolset.replace_tools(tools):
+            await self.live.changed()
+
+    async def _recheck(self) -> None:
+        """Before a client's `tools/list`: re-list the upstreams whose last listing is past their interval."""
+        due = [w for w in self.watches if w.due()]
+        results = await asyncio.gather(*(w.check() for w in due), return_exceptions=True)
+        for watch, result in zip(due, results, strict=True):
+            if isinstance(result, Exception):  # the listing is served as last checked; calls re-check again
+                log.warning("upstream %s: drift re-check failed: %s", watch.connection.upstream.name, result)
 
     def treatments(self) -> list[Treatment]:
         """How every upstream tool is treated (trusted, effect, journaled, retried), in upstream order."""
@@ -164,10 +185,10 @@ class Gateway:
         task.add_done_callback(lambda t: self._retiring.pop(t, None))
 
     def create_server(self) -> Server[Any]:
-        return create_server(self.runner, name=self.config.name)
+        return create_server(self.runner, name=self.config.name, live=self.live)
 
     async def serve_stdio(self) -> None:
-        await serve_stdio(self.runner, name=self.config.name)
+        await serve_stdio(self.runner, name=self.config.name, live=self.live)
 
     async def serve_http(
         self, *, host: str = "127.0.0.1", port: int = 8000, auth: HttpAuth | None = None,
@@ -176,9 +197,11 @@ class Gateway:
         """Streamable HTTP; a non-loopback `host` needs `auth` (see `serve_http`). `/healthz`, `/readyz`
         and `/metrics` are served beside `/mcp` (health.py)."""
         await serve_http(self.runner, host=host, port=port, name=self.config.name, auth=auth,
-                         allowed_hosts=allowed_hosts, routes=health.routes(self))
+                         allowed_hosts=allowed_hosts, live=self.live, routes=health.routes(self))
 
     async def aclose(self) -> None:
+        for watch in self.watches:
+            watch.close()
         retiring: list[UpstreamConnection] = []
         for task, conns in list(self._retiring.items()):  # retired by a reload, not closed yet: now
             task.cancel()

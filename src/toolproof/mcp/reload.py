@@ -13,16 +13,14 @@ import dataclasses
 import logging
 from typing import TYPE_CHECKING, Final
 
-from ..catalog.toolset import Toolset
 from .caps import DEFAULT_CAPS
-from .client import build_pinned_tools, load_upstream
+from .client import ImportedToolset, build_pinned_tools, load_upstream, watch_pins
 from .config import ConfigError, GatewayConfig, Upstream
 from .connection import UpstreamConnection
 from .health import summarize
 from .limits import Limiter, unmatched_tools
 
 if TYPE_CHECKING:
-    import mcp_types as types
 
     from .gateway import Gateway
     from .ops import GatewayRunner
@@ -67,9 +65,6 @@ async def apply(gw: Gateway, runner: GatewayRunner, config: GatewayConfig) -> li
 
 async def _swap_upstreams(gw: Gateway, runner: GatewayRunner, config: GatewayConfig,
                           old: dict[str, UpstreamConnection]) -> list[str]:
-    listed: dict[str, list[types.Tool]] = {}
-    for conn, remote, _name in gw._remotes:
-        listed.setdefault(conn.upstream.name, []).append(remote)
     conns: list[UpstreamConnection] = []
     fresh: list[UpstreamConnection] = []
     for up in config.upstreams:
@@ -81,9 +76,10 @@ async def _swap_upstreams(gw: Gateway, runner: GatewayRunner, config: GatewayCon
             conns.append(conn)
             fresh.append(conn)
     try:
-        loaded = await asyncio.gather(*(load_upstream(c) for c in fresh))
-        by_conn = {id(c): list(t) for c, t in zip(fresh, loaded, strict=True)}
-        pairs = [(c, by_conn[id(c)] if id(c) in by_conn else listed.get(c.upstream.name, [])) for c in conns]
+        # Every upstream listed now (kept ones too: what they serve may have moved on since the start).
+        loaded = await asyncio.gather(*(load_upstream(c) for c in conns))
+        pairs = [(c, list(t)) for c, t in zip(conns, loaded, strict=True)]
+        by_conn = {id(c) for c in fresh}
         # A kept connection's tools are rebuilt with its new caps; nothing of it is swapped before the end.
         kept_caps = {id(c): c.upstream for c in conns if id(c) not in by_conn}
         for c in conns:
@@ -91,7 +87,7 @@ async def _swap_upstreams(gw: Gateway, runner: GatewayRunner, config: GatewayCon
                 c.upstream = dataclasses.replace(c.upstream, caps=config.caps)
         try:
             tools, drifts = await asyncio.to_thread(build_pinned_tools, pairs, config.naming, runner.store)
-            toolset = Toolset(tools)
+            toolset = ImportedToolset(tools, ())
         except BaseException:
             for c in conns:
                 if id(c) in kept_caps:
@@ -101,9 +97,12 @@ async def _swap_upstreams(gw: Gateway, runner: GatewayRunner, config: GatewayCon
         await asyncio.gather(*(c.aclose() for c in fresh), return_exceptions=True)
         raise
     before = set(runner.toolset.names)
+    for watch in gw.watches:
+        watch.close()
     runner.toolset = toolset
     gw.connections = tuple(conns)
     gw.drifts = drifts
+    gw.watches = watch_pins(pairs, tools, drifts, runner.store, gw._replace)
     remotes = [(c, r) for c, rs in pairs for r in rs]
     gw._remotes = [(c, r, t.name) for (c, r), t in zip(remotes, tools, strict=True)]
     retired = [c for c in old.values() if c not in conns]
@@ -111,6 +110,7 @@ async def _swap_upstreams(gw: Gateway, runner: GatewayRunner, config: GatewayCon
         grace = max((c.upstream.timeout_s for c in retired), default=0.0) + 5.0
         gw.retire(retired, grace)
     after = set(toolset.names)
+    await gw.live.changed()  # clients list again (notifications/tools/list_changed, or a listen event)
     names = [u.name for u in config.upstreams]
     out = [f"upstreams: {', '.join(names)} ({len(fresh)} started, {len(retired)} retired)"]
     if after != before:

@@ -8,18 +8,21 @@ the envelope, as `structuredContent` and as JSON text. An unknown tool is a JSON
 
 from __future__ import annotations
 
+import contextlib
 import socket
 import sys
 import uuid
 import weakref
-from collections.abc import Mapping, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Final
 
 import mcp_types as types
 from mcp.server._otel import OpenTelemetryMiddleware
 from mcp.server.context import ServerRequestContext
-from mcp.server.lowlevel.server import Server
+from mcp.server.lowlevel.server import NotificationOptions, Server
+from mcp.server.subscriptions import InMemorySubscriptionBus, ListenHandler, ToolsListChanged
 from mcp.shared.exceptions import MCPError
+from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
 from ..catalog.toolset import mcp_definition
 from ..contract.context import CallContext
@@ -123,6 +126,31 @@ class _SessionIds:
         return found
 
 
+class LiveTools:
+    """For a server whose tools can change while it runs (the gateway's drift re-check): `refresh` runs before
+    each `tools/list`, and `changed()` tells connected clients to list again (`notifications/tools/list_changed`
+    on handshake-era connections, an event on 2026-07-28 `subscriptions/listen` streams)."""
+
+    def __init__(self, refresh: Callable[[], Awaitable[None]] | None = None) -> None:
+        self.refresh = refresh
+        self.bus = InMemorySubscriptionBus()
+        self.listen = ListenHandler(self.bus)
+        self._connections: weakref.WeakSet[Any] = weakref.WeakSet()
+
+    def seen(self, ctx: ServerRequestContext[Any, Any]) -> None:
+        """Remember the client connection of a request (private in the SDK: skipped when absent)."""
+        connection = getattr(ctx.session, "_connection", None)
+        if connection is not None and hasattr(connection, "send_tool_list_changed"):
+            with contextlib.suppress(TypeError):
+                self._connections.add(connection)
+
+    async def changed(self) -> None:
+        for connection in list(self._connections):
+            if getattr(connection, "protocol_version", None) not in MODERN_PROTOCOL_VERSIONS:
+                await connection.send_tool_list_changed()  # best effort: the SDK drops it on a closed stream
+        await self.bus.publish(ToolsListChanged())
+
+
 def call_context(
     ctx: ServerRequestContext[Any, Any],
     session_ids: _SessionIds | None = None,
@@ -180,6 +208,7 @@ def create_server(
     sdk_tracing: bool = False,
     transport_session: str | None = None,
     identity: IdentityBinding | None = None,
+    live: LiveTools | None = None,
 ) -> Server[Any]:
     """A low-level MCP `Server` whose `tools/list` and `tools/call` are the runner's toolset and pipeline.
 
@@ -187,19 +216,25 @@ def create_server(
     exporter or not); toolproof's own `execute_tool` spans are the runner's. `transport_session` is
     the session id of every request, when the transport serves one client only (stdio: the process).
     `identity` (set by `serve_http` with authentication) takes the principal from the verified token and
-    refuses calls that claim another principal or another identity's conversation.
+    refuses calls that claim another principal or another identity's conversation. `live`: the tools may
+    change while serving (see `LiveTools`); the listing follows `runner.toolset`.
     """
     from .._version import __version__
 
     session_ids = _SessionIds()
-    listed: list[Any] = [runner.toolset, list_definitions(runner)]  # rebuilt when the toolset is swapped
+    listed_tools, definitions = tuple(runner.toolset), list_definitions(runner)
 
     async def on_list_tools(
         ctx: ServerRequestContext[Any, Any], params: types.PaginatedRequestParams | None
     ) -> types.ListToolsResult:
-        if listed[0] is not runner.toolset:  # a gateway reload swapped it
-            listed[:] = [runner.toolset, list_definitions(runner)]
-        return types.ListToolsResult(tools=listed[1])
+        nonlocal listed_tools, definitions
+        if live is not None:
+            live.seen(ctx)
+            if live.refresh is not None:
+                await live.refresh()
+        if tuple(runner.toolset) != listed_tools:  # a tool was replaced, or a gateway reload swapped the toolset
+            listed_tools, definitions = tuple(runner.toolset), list_definitions(runner)
+        return types.ListToolsResult(tools=definitions)
 
     async def on_call_tool(
         ctx: ServerRequestContext[Any, Any], params: types.CallToolRequestParams
@@ -210,6 +245,8 @@ def create_server(
                 message=f"Unknown tool: {params.name}",
                 data={"known_tools": runner.toolset.names},
             )
+        if live is not None:
+            live.seen(ctx)
         context = call_context(ctx, session_ids, transport_session=transport_session)
         if identity is not None:
             try:
@@ -229,19 +266,21 @@ def create_server(
         instructions=instructions,
         on_list_tools=on_list_tools,
         on_call_tool=on_call_tool,
+        on_subscriptions_listen=live.listen if live is not None else None,
     )
     if not sdk_tracing:
         server.middleware[:] = [m for m in server.middleware if not isinstance(m, OpenTelemetryMiddleware)]
     return server
 
 
-async def serve_stdio(runner: Runner, *, name: str = DEFAULT_SERVER_NAME) -> None:
+async def serve_stdio(runner: Runner, *, name: str = DEFAULT_SERVER_NAME, live: LiveTools | None = None) -> None:
     """Serve the runner's toolset on this process's stdin/stdout until the client closes it."""
     from .stdio import stdio_streams
 
-    server = create_server(runner, name=name, transport_session=f"mcp-stdio-{uuid.uuid4().hex}")
+    server = create_server(runner, name=name, transport_session=f"mcp-stdio-{uuid.uuid4().hex}", live=live)
+    options = server.create_initialization_options(NotificationOptions(tools_changed=live is not None))
     async with stdio_streams() as (read_stream, write_stream):
-        await server.run(read_stream, write_stream, server.create_initialization_options())
+        await server.run(read_stream, write_stream, options)
 
 
 def bind_socket(host: str, port: int) -> socket.socket:
@@ -265,6 +304,7 @@ async def serve_http(
     announce: bool = True,
     auth: HttpAuth | None = None,
     allowed_hosts: Sequence[str] = (),
+    live: LiveTools | None = None,
     routes: Sequence[Any] = (),
 ) -> None:
     """Serve over streamable HTTP at `http://HOST:PORT/mcp` until cancelled (plus `routes`: Starlette routes
@@ -281,7 +321,7 @@ async def serve_http(
 
     check_bind(host, auth)
     identity = IdentityBinding(auth.max_conversations) if auth is not None else None
-    server = create_server(runner, name=name, identity=identity)
+    server = create_server(runner, name=name, identity=identity, live=live)
     app = server.streamable_http_app(
         streamable_http_path=path,
         host=host,

@@ -1,8 +1,10 @@
-"""The two drivers of the pipeline: they perform the effects it yields and send the results back.
+"""The two drivers of the pipeline: they run a call's stages and perform the I/O the stages ask for.
 
-`drive_sync` performs them on the caller's thread (a sync handler on the sync path never touches an event
-loop); `drive_async` awaits them and keeps blocking work off the event loop: a sync handler and any `Io`
-without an async form run on a worker thread. Both close the pipeline the same way when they stop early.
+`drive_sync` performs it on the caller's thread (a sync handler on the sync path never touches an event
+loop); `drive_async` awaits it and keeps blocking work off the event loop: a sync handler and any `Io`
+without an async form run on a worker thread. Both run the same loop over the call's plan (a `Then`'s
+effect performed and its result handed on; steps driven to what they return), and both close a stage's
+steps the same way when they stop early.
 """
 
 from __future__ import annotations
@@ -10,63 +12,126 @@ from __future__ import annotations
 import asyncio
 import contextvars
 import threading
-from collections.abc import Callable, Coroutine
+from collections.abc import Callable, Coroutine, Generator
 from concurrent.futures import Future
-from typing import Any, Final
+from typing import TYPE_CHECKING, Any, Final
 
 from ..contract.envelope import Envelope
-from .effects import Clock, Dispatch, Io, Outcome, Pipeline, Sleep
+from .effects import Clock, Dispatch, Effect, Io, Outcome, Sleep
+from .stages import Then, envelope_of, interrupted
+from .state import CallState
+
+if TYPE_CHECKING:
+    from .runner import Runner
 
 #: `Outcome(...)` without the NamedTuple's Python-level `__new__` (0.18 -> 0.08 µs, once per attempt).
 _new_tuple: Final = tuple.__new__
 
 
-def drive_sync(pipeline: Pipeline, clock: Clock) -> Envelope:
-    """Run the pipeline to its envelope, performing each effect here and now."""
-    sent: Any = None
-    try:
-        while True:
-            effect = pipeline.send(sent)
-            if type(effect) is Dispatch:
+def drive_sync(rt: Runner, s: CallState) -> Envelope:
+    """Run the call's stages to its envelope, performing each effect here and now."""
+    for stage in rt.plan(s.tool):
+        step = stage(rt, s)
+        while step is not None:
+            if isinstance(step, Envelope):
+                return step
+            if type(step) is Then:
+                effect = step.effect
                 try:
-                    sent = dispatch_sync(effect, clock)
-                except BaseException as exc:  # past Exception: the pipeline settles what it must, then re-raises
-                    pipeline.throw(exc)
-                    raise
-            elif type(effect) is Sleep:
-                clock.sleep(effect.seconds)
-                sent = None
-            else:
-                assert isinstance(effect, Io)
-                sent = effect.sync()
-    except StopIteration as done:
-        return done.value  # type: ignore[no-any-return]
-    finally:
-        pipeline.close()  # stopped early (an exception): the pipeline's own cleanup runs here
-
-
-async def drive_async(pipeline: Pipeline, clock: Clock) -> Envelope:
-    """Run the pipeline to its envelope on the event loop; nothing that blocks runs on the loop itself."""
-    sent: Any = None
-    try:
-        while True:
-            effect = pipeline.send(sent)
-            if type(effect) is Dispatch:
-                try:
-                    sent = await dispatch_async(effect, clock)
+                    if type(effect) is Dispatch:  # the common case, without perform_sync's call
+                        result = dispatch_sync(effect, rt.clock)
+                    else:
+                        result = perform_sync(effect, rt.clock)
                 except BaseException as exc:
-                    pipeline.throw(exc)
+                    stopped(rt, s, effect, exc)
                     raise
-            elif type(effect) is Sleep:
-                await clock.async_sleep(effect.seconds)
-                sent = None
+                step = step.next(rt, s, result)
             else:
-                assert isinstance(effect, Io)
-                sent = await (effect.async_() if effect.async_ is not None else asyncio.to_thread(effect.sync))
+                step = run_steps_sync(step, rt.clock)  # type: ignore[arg-type]
+    return s.envelope or envelope_of(s)
+
+
+async def drive_async(rt: Runner, s: CallState) -> Envelope:
+    """Run the call's stages to its envelope on the event loop; nothing that blocks runs on the loop itself."""
+    for stage in rt.plan(s.tool):
+        step = stage(rt, s)
+        while step is not None:
+            if isinstance(step, Envelope):
+                return step
+            if type(step) is Then:
+                try:
+                    result = await perform_async(step.effect, rt.clock)
+                except BaseException as exc:
+                    stopped(rt, s, step.effect, exc)
+                    raise
+                step = step.next(rt, s, result)
+            else:
+                step = await run_steps_async(step, rt.clock)  # type: ignore[arg-type]
+    return s.envelope or envelope_of(s)
+
+
+def stopped(rt: Runner, s: CallState, effect: Effect, exc: BaseException) -> None:
+    """A handler stopped past `Exception` (an interrupt, a cancellation): its write is settled before the raise."""
+    if type(effect) is Dispatch:
+        interrupted(rt, s, exc)
+
+
+def run_steps_sync(steps: Generator[Effect, Any, Any], clock: Clock) -> Any:
+    """Drive a stage's steps (or a whole traced pipeline) to what they return, performing each effect now."""
+    sent: Any = None
+    try:
+        while True:
+            effect = steps.send(sent)
+            try:
+                sent = perform_sync(effect, clock)
+            except BaseException as exc:
+                if type(effect) is Dispatch:  # past Exception: the steps settle what they must, then re-raise
+                    steps.throw(exc)
+                raise
     except StopIteration as done:
-        return done.value  # type: ignore[no-any-return]
+        return done.value
     finally:
-        pipeline.close()  # cancelled mid-call: the pipeline's cleanup runs here, in this context
+        steps.close()  # stopped early (an exception): the steps' own cleanup runs here
+
+
+async def run_steps_async(steps: Generator[Effect, Any, Any], clock: Clock) -> Any:
+    """`run_steps_sync` on the event loop."""
+    sent: Any = None
+    try:
+        while True:
+            effect = steps.send(sent)
+            try:
+                sent = await perform_async(effect, clock)
+            except BaseException as exc:
+                if type(effect) is Dispatch:
+                    steps.throw(exc)
+                raise
+    except StopIteration as done:
+        return done.value
+    finally:
+        steps.close()  # cancelled mid-call: the steps' cleanup runs here, in this context
+
+
+def perform_sync(effect: Effect, clock: Clock) -> Any:
+    """One effect, here and now: its result (an `Outcome`, None, what the store call returned)."""
+    if type(effect) is Dispatch:
+        return dispatch_sync(effect, clock)
+    if type(effect) is Sleep:
+        clock.sleep(effect.seconds)
+        return None
+    assert isinstance(effect, Io)
+    return effect.sync()
+
+
+async def perform_async(effect: Effect, clock: Clock) -> Any:
+    """One effect, awaited: a sync handler, and a store call without an async form, on a worker thread."""
+    if type(effect) is Dispatch:
+        return await dispatch_async(effect, clock)
+    if type(effect) is Sleep:
+        await clock.async_sleep(effect.seconds)
+        return None
+    assert isinstance(effect, Io)
+    return await (effect.async_() if effect.async_ is not None else asyncio.to_thread(effect.sync))
 
 
 def dispatch_sync(effect: Dispatch, clock: Clock) -> Outcome:

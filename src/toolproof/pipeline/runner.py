@@ -28,9 +28,9 @@ from ..orchestration.policy import RetryBucket, RetryPolicy, RunBudget, RunState
 from ..stores import Store, open_store
 from ..stores.approval import ApprovalRequest
 from ..stores.intent import Intent
-from .drivers import drive_async, drive_sync
+from .drivers import drive_async, drive_sync, run_steps_async, run_steps_sync
 from .effects import SYSTEM_CLOCK, Clock, Pipeline
-from .stages import STAGES, Stage, run_stages
+from .stages import STAGES, Stage, plan, run_stages
 from .state import CallState
 
 __all__ = ["Clock", "Runner"]
@@ -113,6 +113,7 @@ class Runner:
         self._breakers: dict[str, Breaker | None] = {}
         self._breaker_lock = threading.Lock()
         self._runs: dict[str, RunState] = {}
+        self._plans: dict[str, tuple[Tool, tuple[Stage, ...]]] = {}
         self.rng = rng
         self._spans = None if otel is False or otel is None else ToolSpans(None if otel is True else otel)
         self.writer = AuditWriter(self.store, hooks=hooks, persist=audit) if (audit or hooks) else None
@@ -174,11 +175,26 @@ class Runner:
 
     async def call(self, name: str, arguments: Any = None, *, context: CallContext | None = None) -> Envelope:
         """Validate and run one call; every outcome is an `Envelope`. Unknown tools raise `UnknownTool`."""
-        return await drive_async(self._start(self.toolset.get(name), arguments, context), self.clock)
+        state = self._start(self.toolset.get(name), arguments, context)
+        if self._spans is not None:
+            return await run_steps_async(self._traced(state), self.clock)  # type: ignore[no-any-return]
+        return await drive_async(self, state)
 
     def call_sync(self, name: str, arguments: Any = None, *, context: CallContext | None = None) -> Envelope:
         """The same pipeline for synchronous callers; sync handlers run without an event loop."""
-        return drive_sync(self._start(self.toolset.get(name), arguments, context), self.clock)
+        state = self._start(self.toolset.get(name), arguments, context)
+        if self._spans is not None:
+            return run_steps_sync(self._traced(state), self.clock)  # type: ignore[no-any-return]
+        return drive_sync(self, state)
+
+    def plan(self, tool: Tool) -> tuple[Stage, ...]:
+        """The stages this tool's calls run (`stages.plan`), worked out on its first call."""
+        found = self._plans.get(tool.name)
+        if found is not None and found[0] is tool:
+            return found[1]
+        stages = plan(self, tool)
+        self._plans[tool.name] = (tool, stages)
+        return stages
 
     def reconcile(self, key: str, outcome: str = "done", *, result: Any = None, note: str | None = None) -> Intent:
         """Settle a write whose outcome was unknown, after a person checked: `done` (repeats replay `result`)
@@ -212,14 +228,11 @@ class Runner:
 
     # --- one call ---------------------------------------------------------------------------------------------
 
-    def _start(self, tool: Tool, arguments: Any, context: CallContext | None) -> Pipeline:
-        """The call's state and its pipeline (inside an `execute_tool` span when tracing)."""
+    def _start(self, tool: Tool, arguments: Any, context: CallContext | None) -> CallState:
+        """The call's state: its tool, its context (a call id and attempt 1 filled in), what was sent."""
         ctx = fresh_context(self._call_ids()) if context is None else self._context(context)
-        state = CallState(tool, ctx, arguments, self.clock.monotonic(),
-                          ctx.run_id or ctx.conversation_id or ctx.session_id)
-        if self._spans is not None:
-            return self._traced(state)
-        return run_stages(self, state)
+        scope = ctx.run_id or ctx.conversation_id or ctx.session_id  # the loop guard's memory
+        return CallState(tool, ctx, arguments, self.clock.monotonic(), scope)
 
     def _context(self, context: CallContext) -> CallContext:
         """The caller's context with a call id and attempt 1 filled in when missing."""

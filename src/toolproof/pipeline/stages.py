@@ -1,21 +1,24 @@
 """The stages of one call: guard -> validate -> approval -> claim -> dispatch (attempt, decide) -> settle.
 
 A stage is a function of the runner and the call's `CallState`. It returns None to hand the call on, the
-`Envelope` that ends it, or, when it needs I/O, its steps: a generator that yields effects (`Dispatch`,
-`Sleep`, `Io`), is sent their results and returns the envelope or None (a stage may simply be a generator
-function). `STAGES` lists them in order; a runner runs `Runner.stages`, so a subclass adds a stage (a rate
-limiter, an approval gate) with one new function and one tuple. The helpers below the stages (`attempt`,
-`decide`, `failed`, `give_up`, ...) are the steps the stages share. Policy comes from `decide_retry`, the
-breaker and the loop guard; I/O is only ever yielded, and the drivers perform it.
+`Envelope` that ends it, or, when it needs I/O, either its steps (a generator that yields effects:
+`Dispatch`, `Sleep`, `Io`; is sent their results; returns the envelope or None: a stage may simply be a
+generator function) or `Then(effect, next)`: one effect, and the function that takes its result and returns
+the next step. `Then` is how the common path (one dispatch that succeeds) runs with no generator at all.
+`STAGES` lists the stages in order; a runner runs `Runner.stages`, so a subclass adds a stage (a rate
+limiter, an approval gate) with one new function and one tuple; `plan` leaves out, per tool, the stages
+that could only hand its calls on. The helpers below the stages (`attempt`, `decide`, `failed`, `give_up`,
+...) are the steps the stages share. Policy comes from `decide_retry`, the breaker and the loop guard; I/O
+is only ever returned or yielded, and the drivers perform it.
 """
 
 from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Generator
 from dataclasses import replace
-from typing import TYPE_CHECKING, Any, Final, TypeAlias
+from typing import TYPE_CHECKING, Any, Final, NamedTuple, TypeAlias
 
 from ..approvals import new_request, refusal, request_id
 from ..audit.trail import AuditEntry, build_stop, effect_status, log_stop, stop_log, tool_failure
@@ -44,34 +47,75 @@ from .effects import Dispatch, Effect, Io, Outcome, Pipeline, Sleep, Steps
 from .state import CallState
 
 if TYPE_CHECKING:
-    from collections.abc import Generator
-
     from .runner import Runner
 
 #: Effects and audit entries are built with `tuple.__new__`, not the NamedTuple's Python-level `__new__`:
 #: 0.18 -> 0.08 µs each (0.27 -> 0.10 µs for the 9 fields of an audit entry; CPU time, best of 30).
 _new_tuple: Final = tuple.__new__
 
-#: What a stage returns: None (hand on), the envelope that ends the call, or the steps that will say which.
-Step: TypeAlias = Envelope | Steps | None
+
+
+class Then(NamedTuple):
+    """One effect for the driver to perform, and the function that takes its result to the next step."""
+
+    effect: Effect
+    next: Callable[[Runner, CallState, Any], Step]
+
+
+#: What a stage returns: None (hand on), the envelope that ends the call, or the I/O that will say which
+#: (steps may end in the next step: a failed attempt's decision ends in the next attempt).
+Step: TypeAlias = "Envelope | Generator[Effect, Any, Step] | Then | None"
 #: One stage of the pipeline.
 Stage: TypeAlias = Callable[["Runner", CallState], Step]
 
 log = logging.getLogger("toolproof")
 
 
+def plan(rt: Runner, tool: Tool) -> tuple[Stage, ...]:
+    """The runner's stages that can act on this tool's calls; the others would hand every one of them on: a
+    read has no journal (claim, settle), a tool without a rule no approval, a runner without one no loop guard.
+    Worked out once per tool (`Runner`), it saves their calls on every call."""
+    idle: set[Stage] = set()
+    if tool.effect != "write":
+        idle.update((claim, settle))
+    if tool.approval is None:
+        idle.add(approval)
+    if rt.loop_guard is None:
+        idle.add(guard)
+    return tuple(stage for stage in rt.stages if stage not in idle)
+
+
+def envelope_of(s: CallState) -> Envelope:
+    """The envelope a call settled on when its last stage handed it on (settle returns it; a read has none)."""
+    if s.envelope is None:
+        raise RuntimeError("no stage returned an envelope and none was settled on: a runner's stages need dispatch")
+    return s.envelope
+
+
 def run_stages(rt: Runner, s: CallState) -> Pipeline:
-    """The pipeline of one call: the runner's stages in order, until one returns the envelope."""
-    for stage in rt.stages:
+    """The pipeline of one call as one generator (a read fallback runs inside another call's steps; tracing
+    wraps a call): its plan in order, until a stage returns the envelope. The drivers run the same loop."""
+    for stage in rt.plan(s.tool):
         step = stage(rt, s)
-        if step is None:
-            continue
-        if not isinstance(step, Envelope):  # steps: perform their effects, then see what they returned
-            step = yield from step
-            if step is None:
-                continue
-        return step
-    raise RuntimeError("no stage returned an envelope: the last stage must (settle does)")
+        while step is not None:
+            if type(step) is Envelope:
+                return step
+            if type(step) is Then:
+                step = step.next(rt, s, (yield from perform(rt, s, step.effect)))
+            else:  # steps: perform their effects, then see what they returned
+                step = yield from step  # type: ignore[misc]
+    return envelope_of(s)
+
+
+def perform(rt: Runner, s: CallState, effect: Effect) -> Generator[Effect, Any, Any]:
+    """A `Then`'s effect, yielded to the driver (as steps would); a dispatch stopped by a BaseException
+    settles its write first (`interrupted`)."""
+    try:
+        return (yield effect)
+    except BaseException as exc:
+        if type(effect) is Dispatch:
+            interrupted(rt, s, exc)
+        raise
 
 
 # --- the stages ---------------------------------------------------------------------------------------------
@@ -176,32 +220,50 @@ def journal_gone(rt: Runner, s: CallState, error: ToolError, tries: int) -> Step
     return (yield from give_up(rt, s, info, StopReason.BUDGET_EXHAUSTED))
 
 
-def dispatch(rt: Runner, s: CallState) -> Steps:
-    """Attempt and decide until the call has its envelope (left in `s.envelope` for `settle`)."""
-    tool, policy = s.tool, rt.retry
+def dispatch(rt: Runner, s: CallState) -> Step:
+    """Attempt, and decide after each failure, until the call has its envelope (in `s.envelope` for `settle`)."""
+    policy = rt.retry
     s.deadline = None if policy.max_wall_s is None else s.started + policy.max_wall_s
     if s.context.run_id is not None and rt.budget is not None:
         s.run = rt.run_state(s.context.run_id, s.started)
-    s.breaker = rt.breaker(tool.upstream or tool.name)
-    envelope = None
-    while envelope is None:
-        refused = admit(rt, s)
-        if refused is not None:
-            envelope = yield from refused
-            break
-        args, kwargs = s.bound
-        timeout = attempt_timeout(rt, s)
-        try:
-            outcome: Outcome = yield _new_tuple(Dispatch, (tool, args, kwargs, timeout))
-        except BaseException as exc:  # the driver throws in what the handler raised past `Exception`
-            interrupted(rt, s, exc)
-            raise
-        envelope = conclude(rt, s, outcome)
-        if envelope is None:
-            envelope = yield from decide(rt, s)
-        elif timeout is not None and outcome.elapsed_s > timeout:
-            envelope = deadline_missed(s, envelope, timeout, outcome.elapsed_s)
+    s.breaker = rt.breaker(s.tool.upstream or s.tool.name)
+    return attempt(rt, s)
+
+
+def attempt(rt: Runner, s: CallState) -> Step:
+    """One attempt: the handler dispatched (`attempted` takes its outcome), or the breaker's refusal."""
+    refused = admit(rt, s)
+    if refused is not None:
+        return settle_on(s, refused)
+    args, kwargs = s.bound
+    s.timeout = timeout = attempt_timeout(rt, s)
+    return _new_tuple(Then, (_new_tuple(Dispatch, (s.tool, args, kwargs, timeout)), attempted))
+
+
+def attempted(rt: Runner, s: CallState, outcome: Outcome) -> Step:
+    """The attempt's outcome: the envelope to settle on, or, after a failure, the decision (`after_failure`)."""
+    envelope = conclude(rt, s, outcome)
+    if envelope is None:
+        return after_failure(rt, s)
+    timeout = s.timeout
+    if timeout is not None and outcome.elapsed_s > timeout:
+        envelope = deadline_missed(s, envelope, timeout, outcome.elapsed_s)
     s.envelope = envelope
+    return None
+
+
+def after_failure(rt: Runner, s: CallState) -> Generator[Effect, Any, Step]:
+    """Retry (after its backoff: the next attempt) or stop (the envelope to settle on); `decide` says which."""
+    envelope = yield from decide(rt, s)
+    if envelope is None:
+        return attempt(rt, s)
+    s.envelope = envelope
+    return None
+
+
+def settle_on(s: CallState, steps: Steps) -> Steps:
+    """The envelope the steps end with is the one to settle on (a refused attempt of a write still settles)."""
+    s.envelope = yield from steps
     return None
 
 

@@ -43,6 +43,7 @@ class CallState:
     breaker: Breaker | None = None
     trial: bool = False  # the breaker let this attempt through as its half-open trial
     deadline: float | None = None  # monotonic; the end of the call's wall budget
+    timeout: float | None = None  # the current attempt's time limit
     run: RunState | None = None  # the run's budget state
     attempts: int = 0  # dispatched so far
     retry_cost: int = 0  # tokens the last retry took (refunded on success)

@@ -50,6 +50,12 @@ class Store(ABC):
     def append_audit(self, records: Sequence[AuditRecord]) -> None:
         """Append a batch of audit records (called from a background writer, not per call)."""
 
+    def audit_sink(self, build: Callable[[Any], AuditRecord]) -> Callable[[Any], None] | None:
+        """Where the hot path may hand one audit entry straight to the store, which turns it into a record with
+        `build` only when it is read; None (the default): records are built and written in batches by the
+        audit writer's thread. Only a store in this process's memory can take entries (they are not records)."""
+        return None
+
     @abstractmethod
     def list_audit(
         self, *, limit: int = 100, tool: str | None = None, call_id: str | None = None
