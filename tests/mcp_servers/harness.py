@@ -79,10 +79,15 @@ async def http_server(*args: str, timeout_s: float = 30.0, env: dict[str, str] |
         yield url
         drain.cancel()
     finally:
-        if proc.returncode is None:
-            proc.terminate()
-            try:
-                await asyncio.wait_for(proc.wait(), 10)
-            except TimeoutError:
-                proc.kill()
-                await proc.wait()
+        await terminate(proc)
+
+
+async def terminate(proc: asyncio.subprocess.Process) -> None:
+    """Stop a child: SIGTERM, then SIGKILL after 10 s."""
+    if proc.returncode is None:
+        proc.terminate()
+        try:
+            await asyncio.wait_for(proc.wait(), 10)
+        except TimeoutError:
+            proc.kill()
+            await proc.wait()

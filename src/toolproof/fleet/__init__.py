@@ -13,7 +13,7 @@ from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
 from ..orchestration.breaker import Breaker, BreakerConfig, CircuitBreaker
 from ..orchestration.policy import RetryBucket, RetryTokenBucket
-from .state import Backend, Outage, SharedBreaker, SharedBucket
+from .state import Backend, Outage, SharedBreaker, SharedBucket, SharedRates
 
 __all__ = ["SharedState", "open_shared_state"]
 
@@ -46,6 +46,12 @@ class SharedState:
         if self.backend is None:
             return local
         return SharedBucket(name, local, self.backend, self.outage)
+
+    def rate_limits(self) -> SharedRates | None:
+        """Fleet-wide rate-limit buckets (the gateway's `shared` limits), or None without a backend."""
+        if self.backend is None:
+            return None
+        return SharedRates(self.backend, self.outage)
 
     def close(self) -> None:
         if self.backend is not None:

@@ -22,6 +22,7 @@ Changes = dict[str, Any]
 
 _BREAKERS = "toolproof_fleet_breakers"
 _BUCKETS = "toolproof_fleet_buckets"
+_RATES = "toolproof_fleet_rates"
 _DDL = """
 CREATE SCHEMA IF NOT EXISTS {schema};
 CREATE TABLE IF NOT EXISTS {schema}.toolproof_fleet_breakers (
@@ -30,6 +31,9 @@ CREATE TABLE IF NOT EXISTS {schema}.toolproof_fleet_breakers (
   opened integer NOT NULL DEFAULT 0);
 CREATE TABLE IF NOT EXISTS {schema}.toolproof_fleet_buckets (
   name text PRIMARY KEY, tokens bigint NOT NULL, ok boolean NOT NULL DEFAULT true);
+CREATE TABLE IF NOT EXISTS {schema}.toolproof_fleet_rates (
+  name text PRIMARY KEY, tokens double precision NOT NULL, at double precision NOT NULL,
+  ok boolean NOT NULL DEFAULT true);
 """
 
 
@@ -165,6 +169,21 @@ class PostgresBackend:
             ).format(t=self._table(_BUCKETS)), {"n": name, "cap": capacity, "cost": cost, "refund": refund}).fetchone()
         assert row is not None
         return int(row[0]) if row[1] else None
+
+    def rate_take(self, name: str, tokens_per_s: float, burst: int) -> float | None:
+        """One statement: refill by the server's clock, take a token if there is one; the wait if not."""
+        with self._connection() as conn:
+            row = conn.execute(sql.SQL(
+                "WITH now AS (SELECT extract(epoch FROM clock_timestamp())::float8 AS t) "
+                "INSERT INTO {r} AS b (name, tokens, at, ok) SELECT %(n)s, %(burst)s - 1, now.t, true FROM now "
+                "ON CONFLICT (name) DO UPDATE SET "
+                "ok = LEAST(%(burst)s, b.tokens + GREATEST(0, EXCLUDED.at - b.at) * %(rate)s) >= 1, "
+                "tokens = LEAST(%(burst)s, b.tokens + GREATEST(0, EXCLUDED.at - b.at) * %(rate)s) - CASE WHEN "
+                "LEAST(%(burst)s, b.tokens + GREATEST(0, EXCLUDED.at - b.at) * %(rate)s) >= 1 THEN 1 ELSE 0 END, "
+                "at = EXCLUDED.at RETURNING tokens, ok"
+            ).format(r=self._table(_RATES)), {"n": name, "burst": float(burst), "rate": float(tokens_per_s)}).fetchone()
+        assert row is not None
+        return None if row[1] else (1.0 - float(row[0])) / tokens_per_s
 
     def reset(self, name: str) -> None:
         with self._connection() as conn:

@@ -88,6 +88,24 @@ return tokens - cost
 """
 
 
+# KEYS[1] the rate bucket hash; ARGV tokens per second, burst. -> "" when a token was taken, else the seconds
+# until one is there (a string: Lua numbers come back truncated). Refilled by the server's clock.
+_RATE: Final = """
+local t = redis.call('TIME')
+local now = tonumber(t[1]) + tonumber(t[2]) / 1000000
+local rate = tonumber(ARGV[1])
+local burst = tonumber(ARGV[2])
+local h = redis.call('HMGET', KEYS[1], 'tokens', 'at')
+local tokens = burst
+if h[1] then tokens = math.min(burst, tonumber(h[1]) + math.max(0, now - tonumber(h[2])) * rate) end
+local out = ''
+if tokens >= 1 then tokens = tokens - 1 else out = tostring((1 - tokens) / rate) end
+redis.call('HSET', KEYS[1], 'tokens', tostring(tokens), 'at', tostring(now))
+redis.call('PEXPIRE', KEYS[1], math.ceil(burst / rate * 1000) + 1000)
+return out
+"""
+
+
 class RedisBackend:
     """Breakers and buckets under `PREFIX:breaker:NAME` and `PREFIX:bucket:NAME` (redis-py, sync)."""
 
@@ -105,6 +123,7 @@ class RedisBackend:
         self._record = self.client.register_script(_RECORD)
         self._state = self.client.register_script(_STATE)
         self._take = self.client.register_script(_TAKE)
+        self._rate = self.client.register_script(_RATE)
 
     def _key(self, kind: str, name: str) -> str:
         return f"{self.prefix}:{kind}:{name}"
@@ -125,6 +144,10 @@ class RedisBackend:
     def take(self, name: str, capacity: int, cost: int, refund: int) -> int | None:
         left = int(self._take(keys=[self._key("bucket", name)], args=[capacity, cost, refund]))
         return None if left < 0 else left
+
+    def rate_take(self, name: str, tokens_per_s: float, burst: int) -> float | None:
+        wait = self._rate(keys=[self._key("rate", name)], args=[repr(float(tokens_per_s)), burst])
+        return float(wait) if wait else None
 
     def reset(self, name: str) -> None:
         self.client.delete(self._key("breaker", name))

@@ -40,6 +40,9 @@ class Backend(Protocol):
     def take(self, name: str, capacity: int, cost: int, refund: int) -> int | None:
         """Add `refund` (capped), then take `cost` tokens: the tokens left, or None when too few."""
 
+    def rate_take(self, name: str, tokens_per_s: float, burst: int) -> float | None:
+        """A token from a refilling bucket (rate limits): None when taken, else the seconds until one is."""
+
     def reset(self, name: str) -> None: ...
 
     def close(self) -> None: ...
@@ -211,3 +214,39 @@ class SharedBucket:
             return None
         self._outage.succeeded()
         return -1 if left is None else left
+
+
+class SharedRates:
+    """Rate-limit buckets (refilling at a rate, up to a burst) that a fleet shares; while the backend is away,
+    each process keeps its own buckets, so a limit still holds per process."""
+
+    def __init__(self, backend: Backend, outage: Outage, clock: Callable[[], float] = time.monotonic,
+                 max_local: int = 100_000) -> None:
+        self._backend = backend
+        self._outage = outage
+        self._clock = clock
+        self._max = max_local
+        self._lock = threading.Lock()
+        self._local: dict[str, tuple[float, float]] = {}  # name -> (tokens, at)
+
+    def rate_take(self, key: str, tokens_per_s: float, burst: int) -> float | None:
+        if self._outage.usable():
+            try:
+                wait = self._backend.rate_take(key, tokens_per_s, burst)
+            except self._backend.errors as exc:
+                self._outage.failed(exc)
+            else:
+                self._outage.succeeded()
+                return wait
+        return self._take_local(key, tokens_per_s, burst)
+
+    def _take_local(self, key: str, tokens_per_s: float, burst: int) -> float | None:
+        now = self._clock()
+        with self._lock:
+            tokens, at = self._local.pop(key, (float(burst), now))
+            tokens = min(float(burst), tokens + (now - at) * tokens_per_s)
+            wait = None if tokens >= 1.0 else (1.0 - tokens) / tokens_per_s
+            self._local[key] = (tokens - 1.0 if wait is None else tokens, now)
+            if len(self._local) > self._max:
+                del self._local[next(iter(self._local))]
+        return wait

@@ -11,6 +11,7 @@ except ImportError as exc:  # pragma: no cover - depends on the installed extras
     raise ImportError("toolproof.mcp needs the MCP SDK: pip install 'toolproof[mcp]'") from exc
 
 from .auth import HttpAuth, InsecureBind, IntrospectionVerifier, TokenTable
+from .caps import ResponseCaps
 from .client import ImportedToolset, build_tool, close_open_schema, import_tools
 from .config import (
     ConfigError,
@@ -25,6 +26,7 @@ from .config import (
 from .connection import UpstreamConnection
 from .errormap import DEFAULT_ERROR_MAPPING, ErrorMapping, ErrorRule
 from .gateway import Gateway
+from .limits import LimitRule
 from .naming import NameClash, assign_names
 from .server import (
     META_CONVERSATION_ID,
@@ -54,8 +56,10 @@ __all__ = [
     "ImportedToolset",
     "InsecureBind",
     "IntrospectionVerifier",
+    "LimitRule",
     "NameClash",
     "NamingPolicy",
+    "ResponseCaps",
     "TokenTable",
     "ToolOverride",
     "ToolPolicy",

@@ -111,6 +111,14 @@ class TokenTable(TokenVerifier):
         # The SDK's model wants the token; keep only a marker, so no repr or log line can show it.
         return AccessToken(token="[bearer]", client_id=found, scopes=[], subject=found)
 
+    def __len__(self) -> int:
+        return len(self._table)
+
+    def take_entries(self, other: TokenTable) -> None:
+        """Serve `other`'s tokens from now on (a rotation read on reload; sessions stay open, each request
+        is checked against the table in force when it arrives)."""
+        self._table = other._table
+
     def __repr__(self) -> str:
         return f"TokenTable({len(self._table)} tokens)"
 

@@ -22,6 +22,7 @@ from ..contract.context import CallContext
 from ..contract.errors import DefinitionError
 from ..contract.tool import Tool
 from ..stores import Store
+from .caps import cap_response
 from .config import DEFAULT_TIMEOUT_S, NamingPolicy, ToolOverride, Upstream
 from .connection import UpstreamConnection
 from .drift import Drift, DriftWatch, check_tool, served_remote
@@ -122,9 +123,13 @@ def build_tool(
     shown = f"{up.name}/{remote_name}"
     timeout_s = policy.timeout_s
     trusted = up.trusted
+    structured = unwrap_output_schema(remote.output_schema) is not None
 
     async def handler(arguments: dict[str, Any], context: CallContext) -> Any:
         result = await connection.call_tool(remote_name, arguments, timeout_s=timeout_s, meta=_context_meta(context))
+        # Cut before anything reads it (the caps of the upstream as it is now: a reload may change them).
+        result = cap_response(result, connection.upstream.caps, upstream=up.name, tool=local_name,
+                              structured_required=structured)
         return interpret(result, mapping, tool=shown, trusted=trusted)
 
     annotations = remote.annotations

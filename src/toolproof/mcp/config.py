@@ -17,7 +17,9 @@ from typing import Any, Final, Literal, get_args
 
 from ..contract.errors import ErrorClass
 from ..contract.tool import Effect, Risk
+from .caps import DEFAULT_CAPS, CapsError, ResponseCaps
 from .errormap import DEFAULT_ERROR_MAPPING, ErrorMapping, ErrorRule
+from .limits import LimitRule, LimitsError, check_rules, rules_from_toml
 
 PrefixMode = Literal["always", "on_clash"]
 #: The `drift` policies of an upstream (mcp/drift.py says what each does).
@@ -80,6 +82,8 @@ class Upstream:
     #: While running, re-list the upstream before a call or a client's `tools/list` when the last listing is
     #: older than this (seconds; 0: before every call). A change the upstream announces is checked at once.
     drift_recheck_s: float = DEFAULT_DRIFT_RECHECK_S
+    #: How big an answer of this upstream may be before it is cut (caps.py); the gateway's `[caps]`.
+    caps: ResponseCaps = DEFAULT_CAPS
 
     def __post_init__(self) -> None:
         if self.drift not in DRIFT_POLICIES:
@@ -133,15 +137,22 @@ class NamingPolicy:
 
 @dataclass(frozen=True, slots=True)
 class GatewayConfig:
-    """Upstreams, the naming policy, the store URL (journal and audit) and the server name."""
+    """Upstreams, the naming policy, the store URL (journal and audit) and the server name; the operator's
+    `caps` (caps.py: every upstream gets them), `limits` (limits.py) and the fleet's `shared_state` URL
+    (breakers, retry quota and `shared` limits across gateway processes)."""
 
     upstreams: tuple[Upstream, ...]
     naming: NamingPolicy = NamingPolicy()
     store: str | None = None
     name: str = "toolproof-gateway"
+    caps: ResponseCaps = DEFAULT_CAPS
+    limits: tuple[LimitRule, ...] = ()
+    shared_state: str | None = None
 
     def __post_init__(self) -> None:
-        object.__setattr__(self, "upstreams", tuple(self.upstreams))
+        object.__setattr__(self, "upstreams", tuple(replace(u, caps=self.caps) if u.caps != self.caps else u
+                                                    for u in self.upstreams))
+        object.__setattr__(self, "limits", tuple(self.limits))
         if not self.upstreams:
             raise ConfigError("the gateway needs at least one upstream")
         seen: set[str] = set()
@@ -149,6 +160,13 @@ class GatewayConfig:
             if up.name in seen:
                 raise ConfigError(f"two upstreams are both named {up.name!r}")
             seen.add(up.name)
+        try:
+            check_rules(self.limits, [u.name for u in self.upstreams])
+        except LimitsError as exc:
+            raise ConfigError(str(exc)) from None
+        if any(r.shared for r in self.limits) and self.shared_state in (None, "memory", "memory://"):
+            raise ConfigError("[[limits]]: a rule says shared = true, but [gateway] shared_state names no "
+                              "redis:// or postgresql:// store to share it through")
 
 
 def _check_timeout(value: Any, what: str) -> None:
@@ -160,7 +178,7 @@ def _check_timeout(value: Any, what: str) -> None:
 
 # --- TOML ------------------------------------------------------------------------------------------------
 
-_GATEWAY_KEYS: Final = frozenset({"name", "store", "prefix", "separator"})
+_GATEWAY_KEYS: Final = frozenset({"name", "store", "prefix", "separator", "shared_state"})
 _UPSTREAM_KEYS: Final = frozenset(
     {"command", "url", "env", "cwd", "trusted", "timeout_s", "tools", "exclude", "close_open_schemas", "errors",
      "drift", "drift_recheck_s"}
@@ -239,16 +257,27 @@ def upstream_from_dict(name: str, data: Mapping[str, Any], *, base_dir: Path | N
 
 def config_from_dict(data: Mapping[str, Any], *, base_dir: Path | None = None) -> GatewayConfig:
     """A parsed TOML document (`[gateway]` and `[upstreams.NAME]` tables) as a `GatewayConfig`."""
-    _only(data, frozenset({"gateway", "upstreams"}), "the config file")
+    _only(data, frozenset({"gateway", "upstreams", "caps", "limits"}), "the config file")
     gateway = _table(data.get("gateway", {}), "[gateway]")
     _only(gateway, _GATEWAY_KEYS, "[gateway]")
     ups = _table(data.get("upstreams", {}), "[upstreams]")
     upstreams = tuple(upstream_from_dict(n, _table(t, f"[upstreams.{n}]"), base_dir=base_dir) for n, t in ups.items())
+    shared_state = gateway.get("shared_state")
+    if shared_state is not None and not isinstance(shared_state, str):
+        raise ConfigError("[gateway] shared_state must be a URL string (redis://... or postgresql://...)")
+    try:
+        caps = ResponseCaps.from_dict(_table(data.get("caps", {}), "[caps]"))
+        limits = rules_from_toml(data.get("limits", []), upstreams=[u.name for u in upstreams])
+    except (CapsError, LimitsError, TypeError) as exc:
+        raise ConfigError(str(exc)) from None
     return GatewayConfig(
         upstreams=upstreams,
         naming=NamingPolicy(prefix=gateway.get("prefix", "on_clash"), separator=gateway.get("separator", "__")),
         store=gateway.get("store"),
         name=str(gateway.get("name", "toolproof-gateway")),
+        caps=caps,
+        limits=limits,
+        shared_state=shared_state,
     )
 
 
@@ -302,4 +331,7 @@ def gateway_config(
         naming=naming,
         store=store if store is not None else (base.store if base is not None else None),
         name=base.name if base is not None else "toolproof-gateway",
+        caps=base.caps if base is not None else ResponseCaps(),
+        limits=base.limits if base is not None else (),
+        shared_state=base.shared_state if base is not None else None,
     )

@@ -22,10 +22,14 @@ from ..contract.tool import Effect, Tool
 from ..orchestration.policy import RetryPolicy, decide_retry
 from ..pipeline.runner import Runner
 from ..stores import Store, open_store
+from . import health, reload
 from .client import ImportedToolset, build_pinned_tools, load_upstream, watch_pins
-from .config import GatewayConfig
+from .config import ConfigError, GatewayConfig
 from .connection import UpstreamConnection
 from .drift import Drift, DriftWatch
+from .limits import Limiter, unmatched_tools
+from .metrics import GatewayMetrics, Snapshot
+from .ops import GatewayRunner
 from .server import LiveTools, create_server, serve_http, serve_stdio
 from .trust import Source, derive_policy
 
@@ -75,7 +79,8 @@ class Gateway:
     """Start with `await gateway.start()` (or `async with Gateway(config) as gw`), then serve or call.
 
     `start()` connects to every upstream at once and fails with a clear message when one cannot be started,
-    lists no tools the config names, or leaves a name clash.
+    lists no tools the config names, or leaves a name clash. `metrics` is this gateway's own Prometheus
+    registry; `await reload(config)` applies a new config while serving (reload.py).
     """
 
     def __init__(self, config: GatewayConfig, *, store: Store | str | None = None, **runner_options: Any) -> None:
@@ -88,6 +93,9 @@ class Gateway:
         self.drifts: tuple[Drift, ...] = ()  # what the drift check found at start, one per served tool
         self.watches: tuple[DriftWatch, ...] = ()  # the drift re-check while running, one per upstream
         self.live = LiveTools(self._recheck)
+        self.metrics = GatewayMetrics(self.snapshot)
+        self._reload_lock = asyncio.Lock()
+        self._retiring: dict[asyncio.Task[None], tuple[UpstreamConnection, ...]] = {}
 
     @property
     def runner(self) -> Runner:
@@ -107,7 +115,11 @@ class Gateway:
             pairs = list(zip(self.connections, loaded, strict=True))
             tools, self.drifts = await asyncio.to_thread(build_pinned_tools, pairs, self.config.naming, store)
             toolset = ImportedToolset(tools, ())
-            self._runner = Runner(toolset, store=store, **self._runner_options)
+            options = {"shared_state": self.config.shared_state, **self._runner_options}
+            runner = GatewayRunner(toolset, store=store, caps=self.config.caps, metrics=self.metrics, **options)
+            self._runner = runner
+            runner.limiter = Limiter(self.config.limits, shared=runner.shared_state.rate_limits())
+            health.warn_unmatched(unmatched_tools(self.config.limits, {t.name: t.upstream or "" for t in tools}))
             self.watches = watch_pins(pairs, tools, self.drifts, store, self._replace)
             # build_tools keeps the order of the upstreams and of their tools
             remotes = [(conn, remote) for conn, listed in zip(self.connections, loaded, strict=True)
@@ -139,6 +151,39 @@ class Gateway:
         """How every upstream tool is treated (trusted, effect, journaled, retried), in upstream order."""
         return [treatment(conn, remote, name, self.runner) for conn, remote, name in self._remotes]
 
+    def snapshot(self) -> Snapshot:
+        """The state `/metrics` reports (blocking: it reads the store)."""
+        return health.snapshot(self)
+
+    async def ready(self) -> tuple[bool, dict[str, Any]]:
+        """Whether every upstream and the store answer now, and what each said (`/readyz`)."""
+        return await health.readiness(self)
+
+    async def reload(self, config: GatewayConfig) -> list[str]:
+        """Apply a new config to the running gateway, sessions open (reload.py): what changed, one line each.
+        Raises (`ConfigError`, or what starting a new upstream raised) with nothing applied when it cannot."""
+        runner = self.runner
+        try:
+            if not isinstance(runner, GatewayRunner):
+                raise ConfigError("this gateway's runner takes no reload")
+            async with self._reload_lock:
+                changes = await reload.apply(self, runner, config)
+        except Exception:
+            self.metrics.reloaded(False)
+            raise
+        self.metrics.reloaded(True)
+        return changes
+
+    def retire(self, connections: Sequence[UpstreamConnection], grace_s: float) -> None:
+        """Close upstreams a reload removed, once their calls in flight have had `grace_s` to end."""
+        async def close() -> None:
+            await asyncio.sleep(grace_s)
+            await asyncio.gather(*(c.aclose() for c in connections), return_exceptions=True)
+
+        task = asyncio.get_running_loop().create_task(close(), name="toolproof-gateway-retire")
+        self._retiring[task] = tuple(connections)
+        task.add_done_callback(lambda t: self._retiring.pop(t, None))
+
     def create_server(self) -> Server[Any]:
         return create_server(self.runner, name=self.config.name, live=self.live)
 
@@ -149,14 +194,19 @@ class Gateway:
         self, *, host: str = "127.0.0.1", port: int = 8000, auth: HttpAuth | None = None,
         allowed_hosts: Sequence[str] = (),
     ) -> None:
-        """Streamable HTTP; a non-loopback `host` needs `auth` (see `serve_http`)."""
+        """Streamable HTTP; a non-loopback `host` needs `auth` (see `serve_http`). `/healthz`, `/readyz`
+        and `/metrics` are served beside `/mcp` (health.py)."""
         await serve_http(self.runner, host=host, port=port, name=self.config.name, auth=auth,
-                         allowed_hosts=allowed_hosts, live=self.live)
+                         allowed_hosts=allowed_hosts, live=self.live, routes=health.routes(self))
 
     async def aclose(self) -> None:
         for watch in self.watches:
             watch.close()
-        await asyncio.gather(*(c.aclose() for c in self.connections), return_exceptions=True)
+        retiring: list[UpstreamConnection] = []
+        for task, conns in list(self._retiring.items()):  # retired by a reload, not closed yet: now
+            task.cancel()
+            retiring.extend(conns)
+        await asyncio.gather(*(c.aclose() for c in (*self.connections, *retiring)), return_exceptions=True)
         if self._runner is not None:
             self._runner.close()
             self._runner = None

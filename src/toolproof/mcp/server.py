@@ -232,8 +232,8 @@ def create_server(
             live.seen(ctx)
             if live.refresh is not None:
                 await live.refresh()
-            if tuple(runner.toolset) != listed_tools:  # a tool was replaced (tools compare by identity)
-                listed_tools, definitions = tuple(runner.toolset), list_definitions(runner)
+        if tuple(runner.toolset) != listed_tools:  # a tool was replaced, or a gateway reload swapped the toolset
+            listed_tools, definitions = tuple(runner.toolset), list_definitions(runner)
         return types.ListToolsResult(tools=definitions)
 
     async def on_call_tool(
@@ -305,8 +305,10 @@ async def serve_http(
     auth: HttpAuth | None = None,
     allowed_hosts: Sequence[str] = (),
     live: LiveTools | None = None,
+    routes: Sequence[Any] = (),
 ) -> None:
-    """Serve over streamable HTTP at `http://HOST:PORT/mcp` until cancelled.
+    """Serve over streamable HTTP at `http://HOST:PORT/mcp` until cancelled (plus `routes`: Starlette routes
+    beside it, such as the gateway's `/metrics`).
 
     A non-loopback `host` needs `auth` (`InsecureBind` otherwise). Host and Origin headers are checked on
     every bind: loopback names, the bound address and `allowed_hosts` pass. With `announce`, one line
@@ -327,6 +329,7 @@ async def serve_http(
         auth=auth.sdk_settings() if auth is not None else None,
         token_verifier=auth.verifier if auth is not None else None,
     )
+    app.router.routes.extend(routes)
     sock = bind_socket(host, port)
     bound_port = sock.getsockname()[1]
     shown_host = f"[{host}]" if ":" in host else host

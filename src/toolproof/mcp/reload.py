@@ -1,0 +1,120 @@
+"""A new config applied to a running gateway, with its sessions open: caps and limits swap in place; added or
+changed upstreams are started and listed first, and only when everything loads (no clash, no missing tool)
+does the toolset swap; a removed or replaced upstream is closed once its calls in flight have had time to end.
+
+Whatever fails before the swap leaves the running gateway as it was (the new connections are closed). What
+cannot change while serving (the store, the shared state, the server name) refuses the reload.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+import logging
+from typing import TYPE_CHECKING, Final
+
+from .caps import DEFAULT_CAPS
+from .client import ImportedToolset, build_pinned_tools, load_upstream, watch_pins
+from .config import ConfigError, GatewayConfig, Upstream
+from .connection import UpstreamConnection
+from .health import summarize
+from .limits import Limiter, unmatched_tools
+
+if TYPE_CHECKING:
+
+    from .gateway import Gateway
+    from .ops import GatewayRunner
+
+log: Final = logging.getLogger("toolproof.gateway")
+
+#: What a reload cannot change (each needs a restart).
+RESTART_ONLY: Final = ("store", "shared_state", "name")
+
+
+def _plain(up: Upstream) -> Upstream:
+    return dataclasses.replace(up, caps=DEFAULT_CAPS)
+
+
+def restart_only(old: GatewayConfig, new: GatewayConfig) -> list[str]:
+    return [f"[gateway] {key}" for key in RESTART_ONLY if getattr(old, key) != getattr(new, key)]
+
+
+async def apply(gw: Gateway, runner: GatewayRunner, config: GatewayConfig) -> list[str]:
+    """Apply `config` to the running gateway (see the module docstring); what changed, one line each."""
+    fixed = restart_only(gw.config, config)
+    if fixed:
+        raise ConfigError(f"{', '.join(fixed)} changed: that needs a restart (the rest of the config can change "
+                          "on reload)")
+    limiter = Limiter(config.limits, shared=runner.shared_state.rate_limits())
+    changes = summarize(gw.config, config)
+    old = {c.upstream.name: c for c in gw.connections}
+    upstreams_changed = config.naming != gw.config.naming or [_plain(u) for u in config.upstreams] != [
+        _plain(c.upstream) for c in gw.connections]
+    if upstreams_changed:
+        changes += await _swap_upstreams(gw, runner, config, old)
+    else:
+        for conn in gw.connections:
+            conn.upstream = dataclasses.replace(conn.upstream, caps=config.caps)
+    limiter.keep_buckets(runner.limiter)
+    runner.limiter, runner.caps = limiter, config.caps
+    gw.config = config
+    for name in unmatched_tools(config.limits, {t.name: t.upstream or "" for t in runner.toolset}):
+        log.warning("[[limits]] %r picks none of the served tools; it limits nothing", name)
+    return changes
+
+
+async def _swap_upstreams(gw: Gateway, runner: GatewayRunner, config: GatewayConfig,
+                          old: dict[str, UpstreamConnection]) -> list[str]:
+    conns: list[UpstreamConnection] = []
+    fresh: list[UpstreamConnection] = []
+    for up in config.upstreams:
+        kept = old.get(up.name)
+        if kept is not None and _plain(kept.upstream) == _plain(up):
+            conns.append(kept)
+        else:
+            conn = UpstreamConnection(up)
+            conns.append(conn)
+            fresh.append(conn)
+    try:
+        # Every upstream listed now (kept ones too: what they serve may have moved on since the start).
+        loaded = await asyncio.gather(*(load_upstream(c) for c in conns))
+        pairs = [(c, list(t)) for c, t in zip(conns, loaded, strict=True)]
+        by_conn = {id(c) for c in fresh}
+        # A kept connection's tools are rebuilt with its new caps; nothing of it is swapped before the end.
+        kept_caps = {id(c): c.upstream for c in conns if id(c) not in by_conn}
+        for c in conns:
+            if id(c) in kept_caps:
+                c.upstream = dataclasses.replace(c.upstream, caps=config.caps)
+        try:
+            tools, drifts = await asyncio.to_thread(build_pinned_tools, pairs, config.naming, runner.store)
+            toolset = ImportedToolset(tools, ())
+        except BaseException:
+            for c in conns:
+                if id(c) in kept_caps:
+                    c.upstream = kept_caps[id(c)]
+            raise
+    except BaseException:
+        await asyncio.gather(*(c.aclose() for c in fresh), return_exceptions=True)
+        raise
+    before = set(runner.toolset.names)
+    for watch in gw.watches:
+        watch.close()
+    runner.toolset = toolset
+    gw.connections = tuple(conns)
+    gw.drifts = drifts
+    gw.watches = watch_pins(pairs, tools, drifts, runner.store, gw._replace)
+    remotes = [(c, r) for c, rs in pairs for r in rs]
+    gw._remotes = [(c, r, t.name) for (c, r), t in zip(remotes, tools, strict=True)]
+    retired = [c for c in old.values() if c not in conns]
+    if retired:
+        grace = max((c.upstream.timeout_s for c in retired), default=0.0) + 5.0
+        gw.retire(retired, grace)
+    after = set(toolset.names)
+    await gw.live.changed()  # clients list again (notifications/tools/list_changed, or a listen event)
+    names = [u.name for u in config.upstreams]
+    out = [f"upstreams: {', '.join(names)} ({len(fresh)} started, {len(retired)} retired)"]
+    if after != before:
+        added, removed = sorted(after - before), sorted(before - after)
+        out.append(f"tools: {len(after)} (added: {', '.join(added) or 'none'}; "
+                   f"removed: {', '.join(removed) or 'none'})")
+    return out
