@@ -20,6 +20,7 @@ import asyncio
 import os
 import statistics
 import sys
+import tempfile
 import time
 from pathlib import Path
 from typing import Any
@@ -51,9 +52,11 @@ async def _measure(calls: int, warmup: int) -> tuple[list[float], list[float], l
     bare_params = StdioServerParameters(
         command=PY, args=[str(ROOT / "benchmarks" / "_mcp_passthrough.py"), *UPSTREAM], env=_env(), cwd=str(ROOT)
     )
+    store = f"sqlite:///{tempfile.mkdtemp(prefix='toolproof-bench-')}/gateway.sqlite3"  # never the checkout's
     gateway_params = StdioServerParameters(
         command=PY,
-        args=["-m", "toolproof", "gateway", "--upstream", "time=" + " ".join(UPSTREAM), "--trust", "time"],
+        args=["-m", "toolproof", "gateway", "--upstream", "time=" + " ".join(UPSTREAM), "--trust", "time",
+              "--store", store],
         env=_env(),
         cwd=str(ROOT),
     )
