@@ -10,7 +10,8 @@ crash is safe: the intent stays `in_flight`, its lease runs out and it becomes `
 
 Connections: every store of a process opened on the same URL shares one pool per role (statements, settling)
 and one async pool per role and event loop (`POOLS`, reference-counted: the last store to close closes them).
-Each connection is checked on checkout, so one the server dropped is replaced rather than used; a settle that
+Each connection is checked on checkout (locally: the server is asked only when something arrived on the idle
+connection's socket), so one the server dropped is replaced rather than used; a settle that
 still meets a broken connection is retried once. While the server refuses connections a statement waits at
 most `timeout_s` (default 5 s; `?timeout_s=` in the URL). An async pool closes when its event loop shuts down,
 so `asyncio.run(runner.call(...))` returns without `aclose()`.
@@ -20,6 +21,7 @@ from __future__ import annotations
 
 import asyncio
 import re
+import select
 import threading
 from collections.abc import AsyncIterator, Callable, Sequence
 from dataclasses import dataclass, field
@@ -177,6 +179,45 @@ def _broken(exc: BaseException) -> bool:
     return isinstance(exc, psycopg.OperationalError) and not isinstance(exc, PoolTimeout)
 
 
+def _quiet(conn: Any) -> bool:
+    """Whether a pooled connection is usable without asking the server: open, idle, and nothing arrived on its
+    socket since its last statement. A server that drops a connection (restart, `pg_terminate_backend`,
+    `idle_session_timeout`, a proxy going away) sends a notice and closes the socket, which makes it readable;
+    only then is the server asked (`_check`). Asking on every checkout cost one more round trip per statement:
+    a claim + settle through the pools took 4 round trips instead of 2, and the journal ran at 0.55x a
+    hand-written claim + settle with 8 processes; checked locally (one `poll`, ~2 us) the pool costs what a
+    pool costs (see benchmarks/bench_journal.py and docs/fleet.md)."""
+    from psycopg import pq
+
+    try:
+        if conn.closed or conn.info.transaction_status != pq.TransactionStatus.IDLE:
+            return False
+        fd = conn.fileno()
+        if hasattr(select, "poll"):
+            poller = select.poll()
+            poller.register(fd, select.POLLIN | select.POLLPRI)
+            return not poller.poll(0)
+        return not select.select([fd], [], [], 0)[0]
+    except Exception:  # a connection whose state cannot be read is asked, not trusted
+        return False
+
+
+def _check(conn: Any) -> None:
+    """The pool's check on checkout: a connection that may have been dropped is asked (`SELECT`-free empty
+    query), and replaced when the server does not answer."""
+    from psycopg_pool import ConnectionPool
+
+    if not _quiet(conn):
+        ConnectionPool.check_connection(conn)
+
+
+async def _acheck(conn: Any) -> None:
+    from psycopg_pool import AsyncConnectionPool
+
+    if not _quiet(conn):
+        await AsyncConnectionPool.check_connection(conn)
+
+
 def _pg(sql: str) -> str:
     return sql.replace("?", "%s")
 
@@ -247,8 +288,9 @@ class PostgresStore(SqlStore):
         synchronous = kind.__name__ == "ConnectionPool"
         # An async pool opens connections only for a waiting caller (min_size 0): a connection still being
         # opened in the background when `asyncio.run` cancels the loop's tasks would hang its shutdown.
+        check = _check if synchronous else _acheck
         return kind(self.dsn, kwargs=kwargs, min_size=1 if synchronous else 0, max_size=self._max_size,
-                    timeout=self._timeout_s, open=synchronous, name=name, check=kind.check_connection)
+                    timeout=self._timeout_s, open=synchronous, name=name, check=check)
 
     def _require_tables(self) -> None:
         """Raise `StoreNotFound` unless the database exists and holds toolproof's tables (in the schema)."""
