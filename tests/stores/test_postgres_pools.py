@@ -128,6 +128,14 @@ def test_an_async_statement_after_the_server_dropped_the_idle_connections_uses_a
 
     assert asyncio.run(main()) == [True, True]
 
+
+def test_the_local_checkout_check_reads_the_transaction_status_psycopg_names_idle() -> None:
+    from psycopg import pq
+
+    from toolproof.stores import postgres
+
+    assert postgres._IDLE == pq.TransactionStatus.IDLE
+
 SCRIPT = """
 import asyncio, sys, toolproof
 from toolproof import CallContext
