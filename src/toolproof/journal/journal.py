@@ -495,13 +495,15 @@ def journal_unavailable(exc: BaseException, store: str = "", waited_s: float | N
 
 def settle(intent: Intent, tool: Tool, envelope: Envelope) -> tuple[Settlement, Envelope]:
     """How a dispatched write's envelope settles its intent, and the envelope the caller gets."""
-    meta = replace(envelope.meta, idempotency_key=intent.key)
-    if envelope.ok or envelope.error is None:
-        return "done", replace(envelope, meta=meta)
-    error = envelope.error
+    m, error = envelope.meta, envelope.error
+    # Built positionally, as the pipeline builds them, not by two `dataclasses.replace` (every journaled
+    # write passes here): 7.0 -> 2.5 us, best of 7 x 20,000 on a loaded 2-core VM.
+    meta = Meta(m.tool, m.call_id, m.schema_version, m.attempts, intent.key, m.replayed, m.extra)
+    if envelope.ok or error is None:
+        return "done", Envelope(envelope.ok, meta, envelope.result, error)
     cls = error.error_class
     if cls in PRE_EFFECT_CLASSES or error.effect_done is False:  # nothing happened: a later call may proceed
-        return "release", replace(envelope, meta=meta)
+        return "release", Envelope(envelope.ok, meta, envelope.result, error)
     if cls in UNCERTAIN_CLASSES:
         if tool.idempotent:
             return "release", replace(envelope, meta=meta, error=replace(error, idempotency_key=intent.key))
