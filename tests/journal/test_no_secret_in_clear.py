@@ -153,3 +153,21 @@ def test_postgres_holds_no_secret(pg_url: str) -> None:
             text = "\n".join(r[0] for r in rows)
             assert not [s for s in SECRETS if s in text], (table, text)
     _check_cli(pg_url)
+
+
+def test_untyped_parameters_are_walked_for_secrets_too(tmp_path: Path) -> None:
+    """`Any` and a bare `list` leave the keys inside open: a password there is redacted like any other."""
+
+    @toolproof.tool(effect="write")
+    def store_blob(name: str, data: Any, items: list) -> str:  # type: ignore[type-arg]
+        """Store a blob of data under a name. Use it to save data. Returns the name."""
+        return name
+
+    path = tmp_path / "toolproof.sqlite3"
+    runner = Runner(Toolset([store_blob]), store=SqliteStore(path))
+    sent = {"name": "n", "data": {"db": {"password": DB_PASSWORD}}, "items": [{"api_token": TOKEN}]}
+    assert runner.call_sync("store_blob", sent, context=CallContext(conversation_id="c")).ok
+    runner.close()
+    raw = b"".join(p.read_bytes() for p in tmp_path.iterdir())
+    assert DB_PASSWORD.encode() not in raw and TOKEN.encode() not in raw
+    assert REDACTED in _cli(f"sqlite:///{path}", "journal", "list", "--json")

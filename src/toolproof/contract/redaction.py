@@ -321,18 +321,37 @@ def _pointer(root: Mapping[str, Any], ref: str) -> Any:
 
 
 def schema_may_hide_secrets(node: Any, depth: int = 0) -> bool:
-    """Whether arguments valid under this schema could carry a key that looks secret."""
-    if depth > MAX_DEPTH:
+    """Whether arguments valid under this schema could carry a key that looks secret: an object whose keys are
+    open or named like a secret, or a value the schema leaves unconstrained (`Any`, a bare `list`, a property
+    with no type), anywhere inside. Conservative: what it cannot tell, it says may."""
+    if depth > MAX_DEPTH or node is True:
         return True
-    if isinstance(node, dict):
-        if node.get("type") == "object" or "properties" in node:
-            if node.get("additionalProperties", True) is not False or "patternProperties" in node:
-                return True
-            if any(is_secret_key(name) for name in node.get("properties", {})):
-                return True
-        return any(schema_may_hide_secrets(v, depth + 1) for k, v in node.items() if k != "enum" and k != "const")
-    if isinstance(node, list):
-        return any(schema_may_hide_secrets(v, depth + 1) for v in node)
+    if not isinstance(node, dict):
+        return False  # `false`, or not a schema: no value passes
+    if "const" in node or "enum" in node:
+        return False  # the schema's own values, not the caller's
+    if "$ref" in node or "not" in node or "if" in node:
+        return True
+    below = depth + 1
+    parts = [sub for key in ("anyOf", "oneOf", "allOf") for sub in node.get(key, ())]
+    if any(schema_may_hide_secrets(sub, below) for sub in parts):
+        return True
+    kind = node.get("type")
+    kinds = {kind} if isinstance(kind, str) else set(kind) if isinstance(kind, list) else None
+    if kinds is None and "properties" in node:
+        kinds = {"object"}
+    if kinds is None:
+        return not parts  # no type and no alternatives: any value, an object with any keys among them
+    if "object" in kinds:
+        if node.get("additionalProperties", True) is not False or "patternProperties" in node:
+            return True
+        properties = node.get("properties", {})
+        if any(is_secret_key(name) or schema_may_hide_secrets(sub, below) for name, sub in properties.items()):
+            return True
+    if "array" in kinds:
+        items = [node.get("items", True), *node.get("prefixItems", ())]
+        if any(schema_may_hide_secrets(sub, below) for sub in items):
+            return True
     return False
 
 
