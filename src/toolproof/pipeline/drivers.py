@@ -61,7 +61,7 @@ def drive_read_sync(rt: Runner, s: CallState, *, guarded: bool) -> Envelope:
     `Dispatch`; what follows anything but a first success (a retry, a refusal) goes on through `step_sync`.
     One call of the runner benchmark: +5.7 -> +5.x µs over validation (CPU time, medians of 3 interleaved runs).
     """
-    if guarded:
+    if guarded and s.scope is not None:  # the guard hands on a call with no run or conversation
         step = guard(rt, s)
         if step is not None and (envelope := step_sync(rt, s, step)) is not None:
             return envelope
@@ -87,7 +87,7 @@ def step_sync(rt: Runner, s: CallState, step: Step) -> Envelope | None:
     while step is not None:
         if isinstance(step, Envelope):
             return step
-        if type(step) is Then:
+        if isinstance(step, Then):
             effect = step.effect
             try:
                 # a Dispatch is the common case: without perform_sync's call

@@ -24,7 +24,7 @@ from ..approvals import new_request, refusal, request_id
 from ..audit.trail import AuditEntry, build_stop, effect_status, log_stop, stop_log, tool_failure
 from ..contract.approval import approval_reason
 from ..contract.classify import UNKNOWN_HINT, classify_exception, failed_after_dispatch, may_have_happened
-from ..contract.envelope import Envelope, ErrorInfo, Meta, plain_error
+from ..contract.envelope import Envelope, ErrorInfo, Meta, plain_error, success_envelope
 from ..contract.errors import (
     CLASS_SPECS,
     TRANSIENT_CLASSES,
@@ -257,7 +257,13 @@ def admit(rt: Runner, s: CallState) -> Step:
         if not admission.allowed:
             return settle_on(s, refused(rt, s, admission.retry_after_s))
         s.trial = admission.trial
-    s.timeout = s.tool.timeout_s if s.deadline is None else attempt_timeout(rt, s)
+    timeout = s.tool.timeout_s
+    deadline = s.deadline
+    if deadline is not None:  # the tool's timeout, clamped to what is left of the call's wall budget
+        left = deadline - rt.clock.monotonic()
+        if timeout is None or left < timeout:
+            timeout = left if left > 0.001 else 0.001  # not max(): 0.08 µs a call
+    s.timeout = timeout
     return None
 
 
@@ -392,17 +398,6 @@ def failed_attempt(rt: Runner, s: CallState, outcome: Outcome, error: ToolError)
     return after_failure(rt, s)
 
 
-def attempt_timeout(rt: Runner, s: CallState) -> float | None:
-    """The tool's timeout, clamped to what is left of the call's wall budget (which bounds a tool without one)."""
-    timeout = s.tool.timeout_s
-    if s.deadline is None:
-        return timeout
-    left = s.deadline - rt.clock.monotonic()
-    if timeout is not None and timeout < left:
-        left = timeout
-    return left if left > 0.001 else 0.001  # not max(): 0.08 µs a call
-
-
 def deadline_missed(s: CallState, envelope: Envelope, timeout: float, elapsed: float) -> Envelope:
     """A success that came after the attempt's time limit (the handler blocked the event loop, so nothing could
     stop it in time): delivered, since the work is done (a write must not look failed and be sent again), and
@@ -434,9 +429,7 @@ def succeeded(rt: Runner, s: CallState) -> Envelope:
     if rt.loop_guard is not None and s.scope is not None:
         rt.loop_guard.succeeded(s.scope, tool.name, read=tool.effect == "read")
     extra = None if s.fallback_from is None else {"fallback_from": s.fallback_from}
-    # Every field positionally (no key, not replayed): a keyword argument cost 0.1 µs a call here.
-    meta = Meta(tool.name, s.context.call_id or "", tool.schema_version, s.attempts, None, False, extra)
-    return Envelope(True, meta, s.result)
+    return success_envelope(tool.name, s.context.call_id or "", tool.schema_version, s.attempts, s.result, extra)
 
 
 def decide(rt: Runner, s: CallState) -> Steps:
