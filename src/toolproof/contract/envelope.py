@@ -361,26 +361,19 @@ _new: Final = object.__new__
 
 
 def success_envelope(tool: str, call_id: str, schema_version: str | None, attempts: int, result: Any,
-                  extra: Mapping[str, Any] | None) -> Envelope:
+                     extra: Mapping[str, Any] | None) -> Envelope:
     """`Envelope(True, Meta(tool, call_id, schema_version, attempts, extra=extra), result)` for a call that ran
-    (no key, not replayed), built without calling the classes: 0.53 -> 0.43 µs (CPU time, best of 25), once
-    per successful call."""
+    (no key, not replayed), with the classes' `__init__` called as plain functions: calling a class costs its
+    type's call machinery, 0.53 -> 0.45 µs (CPU time, best of 25), once per successful call."""
     meta: Meta = _new(Meta)
-    d = meta.__dict__  # in field order, as Meta.__init__ does
-    d["tool"] = tool
-    d["call_id"] = call_id
-    d["schema_version"] = schema_version
-    d["attempts"] = attempts
-    d["idempotency_key"] = None
-    d["replayed"] = False
-    d["extra"] = EMPTY_MAPPING if extra is None else extra
+    _init_meta(meta, tool, call_id, schema_version, attempts, None, False, extra)
     envelope: Envelope = _new(Envelope)
-    d = envelope.__dict__
-    d["ok"] = True
-    d["meta"] = meta
-    d["result"] = result
-    d["error"] = None
+    _init_envelope(envelope, True, meta, result, None)
     return envelope
+
+
+_init_meta: Final = Meta.__init__
+_init_envelope: Final = Envelope.__init__
 
 
 def _class_one_of() -> list[dict[str, Any]]:
