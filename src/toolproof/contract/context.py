@@ -85,16 +85,13 @@ _new: Final = object.__new__
 
 def fresh_context(call_id: str) -> CallContext:
     """`CallContext(call_id=call_id, attempt=1)`, the context of every call made without one, built directly:
-    0.59 -> 0.30 µs (CPU time, best of 30), on every such call's hot path (a test checks they are equal)."""
+    0.59 -> 0.24 µs (CPU time, best of 25), on every such call's hot path (a test checks they are equal)."""
     ctx: CallContext = _new(CallContext)
     d = ctx.__dict__
-    d["conversation_id"] = None  # in field order, as __init__ does: instances share one key table
-    d["principal"] = None
+    d.update(_FRESH)  # in field order, as __init__ does: instances share one key table
     d["call_id"] = call_id
-    d["run_id"] = None
-    d["occurrence"] = 0
-    d["idempotency_key"] = None
-    d["attempt"] = 1
-    d["metadata"] = EMPTY_MAPPING
-    d["session_id"] = None
     return ctx
+
+
+_FRESH: Final = {"conversation_id": None, "principal": None, "call_id": None, "run_id": None, "occurrence": 0,
+                 "idempotency_key": None, "attempt": 1, "metadata": EMPTY_MAPPING, "session_id": None}

@@ -357,6 +357,25 @@ class Envelope:
         return cls.from_dict(data)
 
 
+_new: Final = object.__new__
+
+
+def success_envelope(tool: str, call_id: str, schema_version: str | None, attempts: int, result: Any,
+                     extra: Mapping[str, Any] | None) -> Envelope:
+    """`Envelope(True, Meta(tool, call_id, schema_version, attempts, extra=extra), result)` for a call that ran
+    (no key, not replayed), with the classes' `__init__` called as plain functions: calling a class costs its
+    type's call machinery, 0.53 -> 0.45 µs (CPU time, best of 25), once per successful call."""
+    meta: Meta = _new(Meta)
+    _init_meta(meta, tool, call_id, schema_version, attempts, None, False, extra)
+    envelope: Envelope = _new(Envelope)
+    _init_envelope(envelope, True, meta, result, None)
+    return envelope
+
+
+_init_meta: Final = Meta.__init__
+_init_envelope: Final = Envelope.__init__
+
+
 def _class_one_of() -> list[dict[str, Any]]:
     return [
         {

@@ -276,6 +276,8 @@ class Tool:
     _output_adapter: TypeAdapter[Any] | None = field(repr=False, default=None)
     _output_validator: Any = field(repr=False, default=None)
     _schema_first: bool = field(repr=False, default=False)
+    #: The validated arguments are the handler's keyword arguments as they are (`bind` returns them untouched).
+    _plain_kwargs: bool = field(repr=False, default=False)
     _hides_secrets: bool = field(repr=False, default=True)  # validated arguments must be walked before storing
 
     # --- construction -------------------------------------------------------------------------------------
@@ -537,6 +539,9 @@ class Tool:
             _output_adapter=output_adapter,
             _output_validator=output_validator,
             _schema_first=schema_first,
+            # A wrapper (functools.wraps) gets its defaults from `defaults`, not from Python: not plain.
+            _plain_kwargs=not schema_first and converter is None and not int_params and context_param is None
+            and not hasattr(handler, "__wrapped__"),
             _hides_secrets=bool(paths) or schema_may_hide_secrets(input_schema),
         )
 
@@ -552,7 +557,11 @@ class Tool:
         return self.validator.parse(arguments, optional=self._optional)
 
     def bind(self, args: dict[str, Any], context: CallContext) -> tuple[tuple[Any, ...], dict[str, Any]]:
-        """Positional and keyword arguments for the handler: defaults applied, types converted, context injected."""
+        """Positional and keyword arguments for the handler: defaults applied, types converted, context injected.
+
+        The keyword arguments may be `args` itself (Python applies the defaults): neither is ever mutated."""
+        if self._plain_kwargs:
+            return (), args
         if self._schema_first:
             return (args, context), {}
         if self._converter is not None:

@@ -199,8 +199,10 @@ class ArgumentValidator:
                 "Send the arguments as one JSON object with the tool's parameter names as keys.",
                 received=truncate_value(arguments),
             )
-        if optional and None in args.values():
-            args = {k: v for k, v in args.items() if not (v is None and k in optional)}
+        for name in optional:  # not `None in args.values()`: each == against a str costs 0.1 µs
+            if args.get(name, 0) is None:
+                args = {k: v for k, v in args.items() if not (v is None and k in optional)}
+                break
         # Fast path: flat arguments of short strings and plain numbers need no walk.
         limits = self._limits
         for key, value in args.items():

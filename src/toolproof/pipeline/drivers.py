@@ -12,13 +12,26 @@ from __future__ import annotations
 import asyncio
 import contextvars
 import threading
-from collections.abc import Callable, Coroutine, Generator
+from collections.abc import Callable, Coroutine, Generator, Mapping
 from concurrent.futures import Future
 from typing import TYPE_CHECKING, Any, Final
 
 from ..contract.envelope import Envelope
+from ..contract.tool import Tool
 from .effects import Clock, Dispatch, Effect, Io, Outcome, Sleep
-from .stages import Then, envelope_of, interrupted
+from .stages import (
+    READ_PLAN,
+    READ_PLAN_UNGUARDED,
+    Step,
+    Then,
+    admit,
+    attempted,
+    begin,
+    envelope_of,
+    guard,
+    interrupted,
+    validate,
+)
 from .state import CallState
 
 if TYPE_CHECKING:
@@ -30,25 +43,62 @@ _new_tuple: Final = tuple.__new__
 
 def drive_sync(rt: Runner, s: CallState) -> Envelope:
     """Run the call's stages to its envelope, performing each effect here and now."""
-    for stage in rt.plan(s.tool):
+    stages = rt.plan(s.tool)
+    if stages is READ_PLAN or stages is READ_PLAN_UNGUARDED:
+        return drive_read_sync(rt, s, guarded=stages is READ_PLAN)
+    for stage in stages:
         step = stage(rt, s)
-        while step is not None:
-            if isinstance(step, Envelope):
-                return step
-            if type(step) is Then:
-                effect = step.effect
-                try:
-                    if type(effect) is Dispatch:  # the common case, without perform_sync's call
-                        result = dispatch_sync(effect, rt.clock)
-                    else:
-                        result = perform_sync(effect, rt.clock)
-                except BaseException as exc:
-                    stopped(rt, s, effect, exc)
-                    raise
-                step = step.next(rt, s, result)
-            else:
-                step = run_steps_sync(step, rt.clock)  # type: ignore[arg-type]
+        if step is not None:
+            envelope = step_sync(rt, s, step)
+            if envelope is not None:
+                return envelope
     return s.envelope or envelope_of(s)
+
+
+def drive_read_sync(rt: Runner, s: CallState, *, guarded: bool) -> Envelope:
+    """`drive_sync` unrolled for a read's plan (guard, validate, dispatch) whose handler runs right here: the
+    same stages and steps, with the first attempt's handler called in line rather than through `Then` and
+    `Dispatch`; what follows anything but a first success (a retry, a refusal) goes on through `step_sync`.
+    One call of the runner benchmark: +5.7 -> +5.x µs over validation (CPU time, medians of 3 interleaved runs).
+    """
+    if guarded and s.scope is not None:  # the guard hands on a call with no run or conversation
+        step = guard(rt, s)
+        if step is not None and (envelope := step_sync(rt, s, step)) is not None:
+            return envelope
+    step = validate(rt, s)
+    if step is not None and (envelope := step_sync(rt, s, step)) is not None:
+        return envelope
+    begin(rt, s)
+    step = admit(rt, s)
+    if step is None:
+        try:
+            outcome = run_here(s.tool, *s.bound, rt.clock)
+        except BaseException as exc:  # past Exception: as `stopped` does (a read has no write to settle)
+            interrupted(rt, s, exc)
+            raise
+        step = attempted(rt, s, outcome)
+    if step is not None and (envelope := step_sync(rt, s, step)) is not None:
+        return envelope
+    return s.envelope or envelope_of(s)
+
+
+def step_sync(rt: Runner, s: CallState, step: Step) -> Envelope | None:
+    """Drive one stage's step until it hands the call on (None) or ends it (the envelope)."""
+    while step is not None:
+        if isinstance(step, Envelope):
+            return step
+        if isinstance(step, Then):
+            effect = step.effect
+            try:
+                # a Dispatch is the common case: without perform_sync's call
+                result = dispatch_sync(effect, rt.clock) if type(effect) is Dispatch else perform_sync(effect, rt.clock)
+            except BaseException as exc:
+                stopped(rt, s, effect, exc)
+                raise
+            step = step.next(rt, s, result)
+        else:
+            step = run_steps_sync(step, rt.clock)
+    return None
 
 
 async def drive_async(rt: Runner, s: CallState) -> Envelope:
@@ -142,15 +192,25 @@ def dispatch_sync(effect: Dispatch, clock: Clock) -> Outcome:
     at `effect.timeout_s`.
     """
     tool = effect.tool
-    start = clock.monotonic()
     timeout = effect.timeout_s
+    if not tool.is_async and (timeout is None or tool.timeout_s is None):
+        return run_here(tool, effect.args, effect.kwargs, clock)
+    start = clock.monotonic()
     try:
         if tool.is_async:
             value = _run_coroutine_blocking(tool.handler(*effect.args, **effect.kwargs), timeout)
-        elif timeout is not None and tool.timeout_s is not None:
-            value = _in_thread(tool.name, tool.handler, *effect.args, **effect.kwargs).result(timeout)
         else:
-            value = tool.handler(*effect.args, **effect.kwargs)
+            value = _in_thread(tool.name, tool.handler, *effect.args, **effect.kwargs).result(timeout)
+    except Exception as exc:
+        return _new_tuple(Outcome, (None, exc, clock.monotonic() - start))
+    return _new_tuple(Outcome, (value, None, clock.monotonic() - start))
+
+
+def run_here(tool: Tool, args: tuple[Any, ...], kwargs: Mapping[str, Any], clock: Clock) -> Outcome:
+    """A sync handler called on this thread: what it returned or raised (past `Exception` it propagates)."""
+    start = clock.monotonic()
+    try:
+        value = tool.handler(*args, **kwargs)
     except Exception as exc:
         return _new_tuple(Outcome, (None, exc, clock.monotonic() - start))
     return _new_tuple(Outcome, (value, None, clock.monotonic() - start))

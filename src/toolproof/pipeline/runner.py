@@ -103,7 +103,7 @@ class Runner:
         self.journal = Journal(self.store, unknown_conversation=unknown_conversation,
                                clarify_window_s=clarify_window_s)
         self.warned_unknown_conversation = False  # the claim stage warns once per runner
-        self._call_ids = CallIds()
+        self._call_ids = CallIds().__call__  # a bound method: called cheaper than the instance
         self.retry = retry if retry is not None else RetryPolicy(max_attempts=1, max_wall_s=None)
         self.budget = budget
         self.shared_state = shared_state if isinstance(shared_state, SharedState) else open_shared_state(shared_state)
@@ -152,8 +152,6 @@ class Runner:
 
     def breaker(self, name: str) -> Breaker | None:
         """The breaker for a tool or upstream name (created on first use), or None when it has none."""
-        if self._breaker_option is None:
-            return None
         found = self._breakers.get(name, _DEFAULT)
         if found is not _DEFAULT:
             return found  # type: ignore[return-value]

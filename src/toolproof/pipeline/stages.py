@@ -24,7 +24,7 @@ from ..approvals import new_request, refusal, request_id
 from ..audit.trail import AuditEntry, build_stop, effect_status, log_stop, stop_log, tool_failure
 from ..contract.approval import approval_reason
 from ..contract.classify import UNKNOWN_HINT, classify_exception, failed_after_dispatch, may_have_happened
-from ..contract.envelope import Envelope, ErrorInfo, Meta, plain_error
+from ..contract.envelope import Envelope, ErrorInfo, Meta, plain_error, success_envelope
 from ..contract.errors import (
     CLASS_SPECS,
     TRANSIENT_CLASSES,
@@ -82,7 +82,12 @@ def plan(rt: Runner, tool: Tool) -> tuple[Stage, ...]:
         idle.add(approval)
     if rt.loop_guard is None:
         idle.add(guard)
-    return tuple(stage for stage in rt.stages if stage not in idle)
+    stages = tuple(stage for stage in rt.stages if stage not in idle)
+    if not tool.is_async and tool.timeout_s is None:  # its handler runs on the sync driver's thread
+        for known in (READ_PLAN, READ_PLAN_UNGUARDED):
+            if stages == known:
+                return known
+    return stages
 
 
 def envelope_of(s: CallState) -> Envelope:
@@ -222,29 +227,58 @@ def journal_gone(rt: Runner, s: CallState, error: ToolError, tries: int) -> Step
 
 def dispatch(rt: Runner, s: CallState) -> Step:
     """Attempt, and decide after each failure, until the call has its envelope (in `s.envelope` for `settle`)."""
-    policy = rt.retry
-    s.deadline = None if policy.max_wall_s is None else s.started + policy.max_wall_s
+    begin(rt, s)
+    return attempt(rt, s)
+
+
+def begin(rt: Runner, s: CallState) -> None:
+    """What every attempt of the call answers to: the call's wall deadline, its run's budget, its breaker."""
+    max_wall_s = rt.retry.max_wall_s
+    s.deadline = None if max_wall_s is None else s.started + max_wall_s
     if s.context.run_id is not None and rt.budget is not None:
         s.run = rt.run_state(s.context.run_id, s.started)
     s.breaker = rt.breaker(s.tool.upstream or s.tool.name)
-    return attempt(rt, s)
 
 
 def attempt(rt: Runner, s: CallState) -> Step:
     """One attempt: the handler dispatched (`attempted` takes its outcome), or the breaker's refusal."""
     refused = admit(rt, s)
     if refused is not None:
-        return settle_on(s, refused)
-    args, kwargs = s.bound
-    s.timeout = timeout = attempt_timeout(rt, s)
-    return _new_tuple(Then, (_new_tuple(Dispatch, (s.tool, args, kwargs, timeout)), attempted))
+        return refused
+    return _new_tuple(Then, (_new_tuple(Dispatch, (s.tool, *s.bound, s.timeout)), attempted))
+
+
+def admit(rt: Runner, s: CallState) -> Step:
+    """Before an attempt: None when it may be dispatched (its time limit in `s.timeout`), else the breaker's
+    refusal, settled on."""
+    breaker = s.breaker
+    if breaker is not None:
+        admission = breaker.admit()
+        if not admission.allowed:
+            return settle_on(s, refused(rt, s, admission.retry_after_s))
+        s.trial = admission.trial
+    timeout = s.tool.timeout_s
+    deadline = s.deadline
+    if deadline is not None:  # the tool's timeout, clamped to what is left of the call's wall budget
+        left = deadline - rt.clock.monotonic()
+        if timeout is None or left < timeout:
+            timeout = left if left > 0.001 else 0.001  # not max(): 0.08 µs a call
+    s.timeout = timeout
+    return None
 
 
 def attempted(rt: Runner, s: CallState, outcome: Outcome) -> Step:
-    """The attempt's outcome: the envelope to settle on, or, after a failure, the decision (`after_failure`)."""
-    envelope = conclude(rt, s, outcome)
-    if envelope is None:
-        return after_failure(rt, s)
+    """The attempt's outcome: its value checked against the output schema and the success envelope to settle
+    on, or, after a failure, the failure noted (`failed_attempt`) and the decision (`after_failure`)."""
+    s.attempts += 1
+    s.elapsed_s = outcome.elapsed_s
+    if outcome.error is not None:
+        return failed_attempt(rt, s, outcome, classify(s, outcome.error))
+    try:
+        s.result = s.tool.check_output(outcome.value)
+    except ToolError as exc:
+        return failed_attempt(rt, s, outcome, exc)
+    envelope = succeeded(rt, s)
     timeout = s.timeout
     if timeout is not None and outcome.elapsed_s > timeout:
         envelope = deadline_missed(s, envelope, timeout, outcome.elapsed_s)
@@ -330,36 +364,29 @@ def ask_approval(rt: Runner, s: CallState, reason: str) -> Steps:
 
 #: The stages every call runs, in order (`Runner.stages`).
 STAGES: Final[tuple[Stage, ...]] = (guard, validate, approval, claim, dispatch, settle)
+#: A read's plans when no stage was added, with and without the loop guard: for a handler that runs on the sync
+#: driver's thread (sync, no `timeout_s`) `plan` returns these very tuples, so that the driver tells by identity
+#: that it may run them unrolled (`drivers.drive_read_sync`).
+READ_PLAN: Final[tuple[Stage, ...]] = (guard, validate, dispatch)
+READ_PLAN_UNGUARDED: Final[tuple[Stage, ...]] = (validate, dispatch)
 
 
 # --- the steps of dispatch ------------------------------------------------------------------------------------
 
 
-def admit(rt: Runner, s: CallState) -> Steps | None:
-    """The breaker: None when this attempt may be dispatched, else the steps of the refusal."""
-    breaker = s.breaker
-    if breaker is None:
-        return None
-    admission = breaker.admit()
-    if admission.allowed:
-        s.trial = admission.trial
-        return None
+def refused(rt: Runner, s: CallState, retry_after_s: float) -> Steps:
+    """The breaker refused this attempt: audited as not dispatched; `circuit_open` says what comes instead."""
     s.elapsed_s = 0.0
     audit(rt, s, "not_dispatched", attempt=s.attempts + 1)
-    return circuit_open(rt, s, admission.retry_after_s)
+    return (yield from circuit_open(rt, s, retry_after_s))
 
 
-def conclude(rt: Runner, s: CallState, outcome: Outcome) -> Envelope | None:
-    """Classify what the attempt produced: the success envelope, or None with `s.error` set.
+def failed_attempt(rt: Runner, s: CallState, outcome: Outcome, error: ToolError) -> Step:
+    """A failed attempt, classified: the breaker counts it, the audit trail records it, `after_failure` decides.
 
     The one rule for writes applies here: a write that may not be repeated and failed after it was sent
     becomes `outcome_unknown` (`failed_after_dispatch`); the breaker counts the failure as it was.
     """
-    s.attempts += 1
-    s.elapsed_s = outcome.elapsed_s
-    error = classify(s, outcome)
-    if error is None:
-        return succeeded(rt, s)
     if s.breaker is not None:
         s.breaker.record(failure=error.error_class in TRANSIENT_CLASSES, trial=s.trial)
     tool = s.tool
@@ -368,16 +395,7 @@ def conclude(rt: Runner, s: CallState, outcome: Outcome) -> Envelope | None:
     s.error = error
     s.failure = None if outcome.error is None else tool_failure(tool, s.context, s.arguments, outcome.error, error)
     audit(rt, s, "error", error)
-    return None
-
-
-def attempt_timeout(rt: Runner, s: CallState) -> float | None:
-    """The tool's timeout, clamped to what is left of the call's wall budget (which bounds a tool without one)."""
-    timeout = s.tool.timeout_s
-    if s.deadline is None:
-        return timeout
-    left = max(s.deadline - rt.clock.monotonic(), 0.001)
-    return left if timeout is None else max(min(timeout, left), 0.001)
+    return after_failure(rt, s)
 
 
 def deadline_missed(s: CallState, envelope: Envelope, timeout: float, elapsed: float) -> Envelope:
@@ -392,17 +410,12 @@ def deadline_missed(s: CallState, envelope: Envelope, timeout: float, elapsed: f
     return Envelope(envelope.ok, meta, envelope.result, envelope.error)
 
 
-def classify(s: CallState, outcome: Outcome) -> ToolError | None:
-    """The handler's value checked against the output schema (kept in `s.result`), or its error classified."""
-    if outcome.error is None:
-        try:
-            s.result = s.tool.check_output(outcome.value)
-        except ToolError as exc:
-            return exc
-        return None
-    if isinstance(outcome.error, ToolError):  # the tool's own text and values: its secrets never pass on
-        return plain_error(redact_error(outcome.error, secrets_in(s.arguments, s.tool.secret_paths)))
-    return classify_exception(outcome.error)  # a lost reply is transient here; `conclude` applies the write rule
+def classify(s: CallState, error: Exception) -> ToolError:
+    """What the handler raised, as a `ToolError`: the tool's own (its text and values scrubbed of the call's
+    secrets), or a classified exception (a lost reply is transient here; `failed_attempt` applies the write rule)."""
+    if isinstance(error, ToolError):
+        return plain_error(redact_error(error, secrets_in(s.arguments, s.tool.secret_paths)))
+    return classify_exception(error)
 
 
 def succeeded(rt: Runner, s: CallState) -> Envelope:
@@ -416,9 +429,7 @@ def succeeded(rt: Runner, s: CallState) -> Envelope:
     if rt.loop_guard is not None and s.scope is not None:
         rt.loop_guard.succeeded(s.scope, tool.name, read=tool.effect == "read")
     extra = None if s.fallback_from is None else {"fallback_from": s.fallback_from}
-    # Every field positionally (no key, not replayed): a keyword argument cost 0.1 µs a call here.
-    meta = Meta(tool.name, s.context.call_id or "", tool.schema_version, s.attempts, None, False, extra)
-    return Envelope(True, meta, s.result)
+    return success_envelope(tool.name, s.context.call_id or "", tool.schema_version, s.attempts, s.result, extra)
 
 
 def decide(rt: Runner, s: CallState) -> Steps:
