@@ -25,6 +25,8 @@ from toolproof.lint.model import ToolDef
 from toolproof.retrieval.embeddings import MiniLMEncoder
 
 SEED = 5
+ROUND = "held-out-5-lookalike"  # the round this sample became; it and later rounds must not change the draw
+LATER = (ROUND, "spotted-lookalike-5")
 COSINE_TOP, COSINE_RANDOM, JACCARD_TOP, RANDOM_PAIRS, NAME_PAIRS, TRIPLES = 22, 8, 14, 10, 14, 6
 PER_TOOLSET = 2  # at most this many pairs of one toolset per stratum, so no one server fills the sample
 _WORD = re.compile(r"[a-z0-9]+")
@@ -51,7 +53,7 @@ def _labelled_before() -> set[tuple[str, str, frozenset[str]]]:
     seen = set()
     for line in LABELS.read_text(encoding="utf-8").splitlines():
         r = json.loads(line) if line.strip() else {}
-        if r.get("code") not in ("TP402", "TP405"):
+        if r.get("code") not in ("TP402", "TP405") or r.get("round") in LATER:
             continue
         others = r.get("other") or re.findall(r"looks like '([^']+)'", r.get("message", ""))[:1]
         for o in [others] if isinstance(others, str) else others:

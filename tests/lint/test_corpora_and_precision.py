@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from collections import defaultdict
 from functools import cache
 
@@ -12,6 +13,8 @@ from tests._data import CORPORA
 from toolproof.lint import ALL_RULES, Finding, LintConfig, lint_tooldefs, load_file
 
 from .conftest import LABELS, corpus_files
+from .stabletoolbench_toolsets import SOURCE as STB
+from .stabletoolbench_toolsets import overlap_findings
 
 
 @cache
@@ -45,18 +48,84 @@ def test_at_least_150_labels_across_rules_and_corpora() -> None:
     assert all(r["label"] in ("right", "wrong") for r in rows)
 
 
+_QUOTED = re.compile(r"'([^']+)'")
+
+
+def _partners(f: Finding) -> frozenset[str]:
+    """The other tools a pair or cluster finding names (TP402: one; TP405: the rest of the cluster)."""
+    if f.code == "TP402":
+        return frozenset(_QUOTED.findall(f.message)[:1])
+    if f.code == "TP405":
+        return frozenset(_QUOTED.findall(f.message.split(":", 1)[-1])) - {f.tool}
+    return frozenset()
+
+
+def _pass(f: Finding) -> str:
+    """Which TP402 pass found the pair: names (then descriptions) or descriptions alone."""
+    return "name" if "(name similarity" in f.message else "description"
+
+
+def _live(*, held_out_catalogues: bool = False) -> dict[tuple[str, str, str, str, str], list[Finding]]:
+    """Findings by (corpus, toolset, tool, code, pointer); with `held_out_catalogues`, also TP402/TP405 on
+    StableToolBench's RapidAPI tools, which only the held-out look-alike round measures."""
+    out: dict[tuple[str, str, str, str, str], list[Finding]] = defaultdict(list)
+    found = list(_corpus_findings().items())
+    if held_out_catalogues:
+        found.append((STB, overlap_findings()))
+    for corpus, fs in found:
+        for f in fs:
+            out[(corpus, f.toolset, f.tool, f.code, f.pointer)].append(f)
+    return out
+
+
+def _reported(r: dict[str, object], live: dict[tuple[str, str, str, str, str], list[Finding]]) -> Finding | None:
+    """The live finding a label is about. A label of a pair or cluster (`other`: the partner, or the rest of the
+    cluster) needs a finding on its tool that names those partners; a cluster may have grown around them."""
+    found = live.get((str(r["corpus"]), str(r["toolset"]), str(r["tool"]), str(r["code"]), str(r["pointer"])), [])
+    if "other" not in r:
+        return found[0] if found else None
+    other = r["other"]
+    want = frozenset([other] if isinstance(other, str) else other)  # type: ignore[list-item,arg-type]
+    return next((f for f in found if want <= _partners(f)), None)
+
+
 def precision_table() -> dict[str, tuple[int, int, int]]:
     """code -> (right, labelled and still produced, labelled in total). A labelled finding that the current
-    rules no longer produce (a fixed false positive) leaves the sample."""
-    live = {(corpus, f.toolset, f.tool, f.code, f.pointer) for corpus, fs in _corpus_findings().items() for f in fs}
+    rules no longer produce (a fixed false positive, or a sampled pair the rule does not report) leaves the
+    sample."""
+    live = _live()
     table: dict[str, list[int]] = defaultdict(lambda: [0, 0, 0])
     for r in _labels():
         row = table[r["code"]]
         row[2] += 1
-        if (r["corpus"], r["toolset"], r["tool"], r["code"], r["pointer"]) in live:
+        if _reported(r, live) is not None:
             row[1] += 1
             row[0] += r["label"] == "right"
     return {code: (a, b, c) for code, (a, b, c) in sorted(table.items())}
+
+
+def pair_metrics(round_: str) -> dict[str, tuple[int, int, int, int]]:
+    """For a round of pairs and clusters labelled before the rules ran on them: per rule (and TP402 pass),
+    (right among reported, reported, reported among right, right). Precision is the first over the second,
+    recall the third over the fourth."""
+    live = _live(held_out_catalogues=True)
+    out: dict[str, list[int]] = defaultdict(lambda: [0, 0, 0, 0])
+    for r in _labels():
+        if r.get("round") != round_ or "other" not in r:
+            continue
+        f = _reported(r, live)
+        right = r["label"] == "right"
+        keys = [r["code"]] + ([f"TP402 {_pass(f)} pass"] if f is not None and f.code == "TP402" else [])
+        if r["code"] == "TP402" and right and f is None:
+            keys += ["TP402 name pass", "TP402 description pass"]  # missed by both
+        for key in keys:
+            cell = out[key]
+            cell[3] += right
+            if f is not None:
+                cell[1] += 1
+                cell[0] += right
+                cell[2] += right
+    return {k: (a, b, c, d) for k, (a, b, c, d) in sorted(out.items())}
 
 
 @pytest.mark.e2e  # lints every corpus file (cached for the module)
@@ -79,11 +148,36 @@ def held_out() -> dict[str, dict[str, tuple[int, int]]]:
     """code -> round -> (right, labelled), for the rounds labelled before any rule change they measure."""
     out: dict[str, dict[str, list[int]]] = defaultdict(lambda: defaultdict(lambda: [0, 0]))
     for r in _labels():
-        if str(r.get("round", "")).startswith("held-out"):
+        if str(r.get("round", "")).startswith("held-out") and "other" not in r:  # pairs: see pair_metrics
             cell = out[r["code"]][r["round"]]
             cell[0] += r["label"] == "right"
             cell[1] += 1
     return {c: {k: (v[0], v[1]) for k, v in rounds.items()} for c, rounds in out.items()}
+
+
+def _pair_rows(round_: str, code: str) -> list[dict[str, str]]:
+    return [r for r in _labels() if r.get("round") == round_ and r["code"] == code and "other" in r]
+
+
+@pytest.mark.e2e  # lints every corpus file (cached for the module)
+def test_blind_lookalike_sample_has_no_reported_wrong_pair() -> None:
+    """68 pairs and 6 triples of the MCP corpora drawn blind to the rules (sample_lookalike_pairs.py) and
+    labelled before the rules ran: none of the wrong ones may be reported."""
+    pairs, triples = _pair_rows("held-out-5-lookalike", "TP402"), _pair_rows("held-out-5-lookalike", "TP405")
+    assert len(pairs) >= 50 and len(triples) >= 5
+    live = _live()
+    reported = [(r["tool"], r["other"]) for r in pairs + triples if r["label"] == "wrong" and _reported(r, live)]
+    assert not reported, f"wrong look-alikes reported: {reported}"
+
+
+@pytest.mark.e2e  # lints every corpus file (cached for the module)
+def test_held_out_catalogue_labels_still_reproduce() -> None:
+    """The StableToolBench round labels the rules' own output; it measures them only while they still
+    produce most of what it labelled (a changed rule needs a fresh round, not these labels)."""
+    rows = _pair_rows("held-out-5-stb", "TP402") + _pair_rows("held-out-5-stb", "TP405")
+    assert len(rows) >= 30 and {r["label"] for r in rows} == {"right", "wrong"}
+    metrics = pair_metrics("held-out-5-stb")
+    assert metrics["TP402"][1] + metrics["TP405"][1] >= 0.8 * len(rows)
 
 
 if __name__ == "__main__":  # print the precision table for docs/lint.md
@@ -95,3 +189,8 @@ if __name__ == "__main__":  # print the precision table for docs/lint.md
         h = ", ".join(f"{k.removeprefix('held-out-')}: {a}/{b}" for k, (a, b) in sorted(rounds.items())) or "-"
         state = "on" if rule.default_on else "off"
         print(f"| {code} | {rule.slug} | {rule.severity} | {state} | {total} | {p} | {h} |")
+    for name in ("held-out-5-lookalike", "spotted-lookalike-5", "held-out-5-stb"):
+        for key, (ok, rep, hit, right) in pair_metrics(name).items():
+            prec = f"{ok}/{rep}" if rep else "n/a (none reported)"
+            print(f"{name} | {key} | precision {prec} | recall {hit}/{right}" if right else f"{name} | {key} | "
+                  f"precision {prec} | recall n/a (no right pair)")

@@ -1,0 +1,68 @@
+"""StableToolBench's RapidAPI catalogue as lint toolsets: the endpoints of one RapidAPI tool are served together.
+
+Real catalogues no TP402/TP405 change was tuned on, so the pairs and clusters the rules report there measure
+their precision held out. Names are kept as published (`/get_movies_by_name`, `Get all Recipes 2`).
+"""
+
+from __future__ import annotations
+
+import json
+from collections import defaultdict
+from functools import cache
+
+from tests._data import corpus
+from toolproof.lint import Finding, LintConfig, lint_tooldefs
+from toolproof.lint.model import ToolDef
+
+SOURCE = "retrieval/stabletoolbench_corpus.jsonl"
+
+
+@cache
+def toolsets() -> dict[str, list[ToolDef]]:
+    groups: dict[str, list[ToolDef]] = defaultdict(list)
+    for line in corpus(*SOURCE.split("/")).read_text(encoding="utf-8").splitlines():
+        d = json.loads(line)
+        params = d["required_parameters"] + d["optional_parameters"]
+        schema = {"type": "object", "required": [p["name"] for p in d["required_parameters"]],
+                  "properties": {p["name"]: {"type": "string", "description": p.get("description", "")}
+                                 for p in params}}
+        groups[d["tool_name"]].append(ToolDef(name=d["api_name"], description=d["description"],
+                                              input_schema=schema, toolset=d["tool_name"], source=SOURCE))
+    return dict(groups)
+
+
+def overlap_findings() -> list[Finding]:
+    """TP402 and TP405 on every RapidAPI tool of the catalogue."""
+    config = LintConfig(select=("TP402", "TP405"))
+    return [f for tools in toolsets().values() for f in lint_tooldefs(tools, config) if f.code in ("TP402", "TP405")]
+
+
+def sample_reported(seed: int = 5, per_pass: int = 16, clusters: int = 8) -> dict[str, list[object]]:
+    """The seeded sample of reported pairs (up to `per_pass` from each TP402 pass) and clusters that round
+    `held-out-5-stb` labels. Run `python -m tests.lint.stabletoolbench_toolsets` to print it."""
+    import random
+    import re
+
+    pairs: dict[tuple[str, frozenset[str]], str] = {}
+    groups: set[tuple[str, tuple[str, ...]]] = set()
+    for f in overlap_findings():
+        named = re.findall(r"'([^']+)'", f.message)
+        if f.code == "TP402":
+            pairs.setdefault((f.toolset, frozenset((f.tool, named[0]))),
+                             "name" if "(name similarity" in f.message else "description")
+        else:
+            groups.add((f.toolset, tuple(sorted(re.findall(r"'([^']+)'", f.message.split(":", 1)[1])))))
+    rng = random.Random(seed)
+    out: dict[str, list[object]] = {"pairs": [], "clusters": []}
+    for which in ("name", "description"):
+        keys = sorted((k for k, v in pairs.items() if v == which), key=lambda k: (k[0], sorted(k[1])))
+        rng.shuffle(keys)
+        out["pairs"] += [(which, ts, sorted(names)) for ts, names in keys[:per_pass]]
+    found = sorted(groups)
+    rng.shuffle(found)
+    out["clusters"] = [list(c) for c in found[:clusters]]
+    return out
+
+
+if __name__ == "__main__":
+    print(json.dumps(sample_reported(), indent=1, ensure_ascii=False))
