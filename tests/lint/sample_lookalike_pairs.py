@@ -77,7 +77,8 @@ def _toolsets() -> list[tuple[str, str, list[ToolDef]]]:
 
 
 def _view(t: ToolDef) -> dict[str, Any]:
-    props = t.schema.get("properties") if isinstance(t.schema.get("properties"), dict) else {}
+    found = t.schema.get("properties")
+    props: dict[str, Any] = found if isinstance(found, dict) else {}
     params = {k: (v.get("description", "") if isinstance(v, dict) else "")[:160] for k, v in props.items()}
     return {"name": t.name, "description": t.description_text, "params": params}
 
@@ -86,7 +87,11 @@ def main() -> None:
     rng = random.Random(SEED)
     seen = _labelled_before()
     encoder = MiniLMEncoder()
-    cos_pairs, jac_pairs, all_pairs, name_pairs, triples = [], [], [], [], []
+    cos_pairs: list[tuple[float, str, str, int, int]] = []
+    jac_pairs: list[tuple[float, str, str, int, int]] = []
+    all_pairs: list[tuple[str, str, int, int]] = []
+    name_pairs: list[tuple[str, str, int, int]] = []
+    triples: list[tuple[float, str, str, tuple[int, int, int]]] = []
     for corp, ts, tools in _toolsets():
         texts = [t.description_text or t.label for t in tools]
         vec = encoder.encode(texts)
