@@ -5,7 +5,9 @@ the rules already fire and recall cannot be measured at all. This sampler sees o
 toolset, the pairs whose descriptions are nearest by all-MiniLM-L6-v2 cosine or by word-set Jaccard, some random
 pairs of one toolset, random pairs of read tools on one object (`get_x`, `list_xs`,
 `search_x`), and the tightest triples (for the cluster rule). Pairs labelled in any earlier round are
-left out. Run `python -m tests.lint.sample_lookalike_pairs > pairs.json` (needs the embeddings extra).
+left out. Run `python -m tests.lint.sample_lookalike_pairs > pairs.json` (needs the embeddings extra);
+`... tooluniverse > pairs.json` draws round `held-out-6-tooluniverse` from ToolUniverse's catalogue instead
+(four toolsets, so more pairs per toolset and fewer in all).
 """
 
 from __future__ import annotations
@@ -16,9 +18,10 @@ import random
 import re
 import sys
 from collections import defaultdict
-from typing import Any
+from typing import Any, Final
 
 from tests._data import corpus
+from tests.lint import tooluniverse_toolsets
 from tests.lint.conftest import LABELS
 from toolproof.lint import load_file
 from toolproof.lint.model import ToolDef
@@ -26,7 +29,7 @@ from toolproof.retrieval.embeddings import MiniLMEncoder
 
 SEED = 5
 ROUND = "held-out-5-lookalike"  # the round this sample became; it and later rounds must not change the draw
-LATER = (ROUND, "spotted-lookalike-5")
+LATER = (ROUND, "spotted-lookalike-5", "held-out-6-tooluniverse", "held-out-6-tooluniverse-old", "spotted-lookalike-6")
 COSINE_TOP, COSINE_RANDOM, JACCARD_TOP, RANDOM_PAIRS, NAME_PAIRS, TRIPLES = 22, 8, 14, 10, 14, 6
 PER_TOOLSET = 2  # at most this many pairs of one toolset per stratum, so no one server fills the sample
 _WORD = re.compile(r"[a-z0-9]+")
@@ -61,7 +64,22 @@ def _labelled_before() -> set[tuple[str, str, frozenset[str]]]:
     return seen
 
 
+#: The ToolUniverse draw: (seed, round, sizes of the six strata as above, pairs per toolset per stratum).
+TOOLUNIVERSE: Final = (6, "held-out-6-tooluniverse", (12, 6, 8, 6, 8, 4), 8)
+
+
+def _tooluniverse() -> list[tuple[str, str, list[ToolDef]]]:
+    out = []
+    for name, tools in tooluniverse_toolsets.toolsets().items():
+        uniq = {t.label: t for t in tools}
+        if len(uniq) >= 2:
+            out.append((tooluniverse_toolsets.SOURCE + "/" + name + ".json", name, [uniq[n] for n in sorted(uniq)]))
+    return out
+
+
 def _toolsets() -> list[tuple[str, str, list[ToolDef]]]:
+    if CATALOGUE == "tooluniverse":
+        return _tooluniverse()
     out = []
     for path in sorted(corpus("mcp_tools").glob("*.jsonl")):
         groups: dict[str, list[ToolDef]] = defaultdict(list)
@@ -83,7 +101,15 @@ def _view(t: ToolDef) -> dict[str, Any]:
     return {"name": t.name, "description": t.description_text, "params": params}
 
 
+CATALOGUE = "mcp"
+
+
 def main() -> None:
+    global CATALOGUE, SEED, COSINE_TOP, COSINE_RANDOM, JACCARD_TOP, RANDOM_PAIRS, NAME_PAIRS, TRIPLES, PER_TOOLSET
+    if sys.argv[1:] == ["tooluniverse"]:
+        CATALOGUE = "tooluniverse"
+        SEED, _, sizes, PER_TOOLSET = TOOLUNIVERSE
+        COSINE_TOP, COSINE_RANDOM, JACCARD_TOP, RANDOM_PAIRS, NAME_PAIRS, TRIPLES = sizes
     rng = random.Random(SEED)
     seen = _labelled_before()
     encoder = MiniLMEncoder()

@@ -40,7 +40,7 @@ def overlap_findings() -> list[Finding]:
 
 def sample_reported(seed: int = 5, per_pass: int = 16, clusters: int = 8) -> dict[str, list[Any]]:
     """The seeded sample of reported pairs (up to `per_pass` from each TP402 pass) and clusters that round
-    `held-out-5-stb` labels. Run `python -m tests.lint.stabletoolbench_toolsets` to print it."""
+    `tuning-5-stb` labels (held out until the look-alike fixes of round 6 were tuned on it). Run `python -m tests.lint.stabletoolbench_toolsets` to print it."""
     import random
     import re
 
@@ -69,7 +69,7 @@ BOILERPLATE = ("Carbon management", "Learn to read and write Japanese kanji")  #
 
 
 def rest_of_description_pass() -> list[tuple[str, str, str]]:
-    """Round `held-out-5-stb-rest`: every description-pass pair outside the sample and outside the two
+    """Round `tuning-5-stb-rest`: every description-pass pair outside the sample and outside the two
     toolsets whose endpoints all share one sentence (72 of the 115 pairs, all alike for the same reason)."""
     import re
 

@@ -17,6 +17,7 @@ from toolproof.lint import ALL_RULES, Finding, LintConfig, lint_tooldefs, load_f
 from .conftest import LABELS, corpus_files
 from .stabletoolbench_toolsets import SOURCE as STB
 from .stabletoolbench_toolsets import overlap_findings
+from .tooluniverse_toolsets import overlap_findings as tooluniverse_findings
 
 
 @cache
@@ -69,11 +70,15 @@ def _pass(f: Finding) -> str:
 
 def _live(*, held_out_catalogues: bool = False) -> dict[tuple[str, str, str, str, str], list[Finding]]:
     """Findings by (corpus, toolset, tool, code, pointer); with `held_out_catalogues`, also TP402/TP405 on
-    StableToolBench's RapidAPI tools, which only the held-out look-alike round measures."""
+    StableToolBench's RapidAPI tools and ToolUniverse's catalogue, which only the look-alike rounds measure."""
     out: dict[tuple[str, str, str, str, str], list[Finding]] = defaultdict(list)
     found = list(_corpus_findings().items())
     if held_out_catalogues:
         found.append((STB, overlap_findings()))
+        by_file: dict[str, list[Finding]] = defaultdict(list)
+        for f in tooluniverse_findings():
+            by_file[f"tooluniverse/{f.toolset}.json"].append(f)
+        found += by_file.items()
     for corpus, fs in found:
         for f in fs:
             out[(corpus, f.toolset, f.tool, f.code, f.pointer)].append(f)
@@ -146,6 +151,10 @@ def test_most_labels_still_reproduce() -> None:
     assert still >= 140, f"only {still} labelled findings are still produced"
 
 
+ROUNDS = ("held-out-5-lookalike", "spotted-lookalike-5", "tuning-5-stb", "tuning-5-stb-rest", "held-out-6-tooluniverse",
+          "held-out-6-tooluniverse-old", "spotted-lookalike-6")
+
+
 def held_out() -> dict[str, dict[str, tuple[int, int]]]:
     """code -> round -> (right, labelled), for the rounds labelled before any rule change they measure."""
     out: dict[str, dict[str, list[int]]] = defaultdict(lambda: defaultdict(lambda: [0, 0]))
@@ -176,7 +185,7 @@ def test_blind_lookalike_sample_has_no_reported_wrong_pair() -> None:
 def test_held_out_catalogue_labels_still_reproduce() -> None:
     """The StableToolBench round labels the rules' own output; it measures them only while they still
     produce most of what it labelled (a changed rule needs a fresh round, not these labels)."""
-    for name in ("held-out-5-stb", "held-out-5-stb-rest"):
+    for name in ("tuning-5-stb", "tuning-5-stb-rest"):
         rows = _pair_rows(name, "TP402") + _pair_rows(name, "TP405")
         assert len(rows) >= 30 and {r["label"] for r in rows} == {"right", "wrong"}
         metrics = pair_metrics(name)
@@ -193,7 +202,7 @@ if __name__ == "__main__":  # print the precision table for docs/lint.md
         h = ", ".join(f"{k.removeprefix('held-out-')}: {a}/{b}" for k, (a, b) in sorted(rounds.items())) or "-"
         state = "on" if rule.default_on else "off"
         print(f"| {code} | {rule.slug} | {rule.severity} | {state} | {total} | {p} | {h} |")
-    for name in ("held-out-5-lookalike", "spotted-lookalike-5", "held-out-5-stb", "held-out-5-stb-rest"):
+    for name in ROUNDS:
         for key, (ok, rep, hit, right) in pair_metrics(name).items():
             prec = f"{ok}/{rep}" if rep else "n/a (none reported)"
             print(f"{name} | {key} | precision {prec} | recall {hit}/{right}" if right else f"{name} | {key} | "
