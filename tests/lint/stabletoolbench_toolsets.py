@@ -1,7 +1,8 @@
 """StableToolBench's RapidAPI catalogue as lint toolsets: the endpoints of one RapidAPI tool are served together.
 
-Real catalogues no TP402/TP405 change was tuned on, so the pairs and clusters the rules report there measure
-their precision held out. Names are kept as published (`/get_movies_by_name`, `Get all Recipes 2`).
+Labelled held out in round 5; round 6 tuned the look-alike rules on those labels, so they are tuning data now
+(rounds `tuning-5-stb`, `tuning-5-stb-rest`) and ToolUniverse's catalogue is the held-out one.
+Names are kept as published (`/get_movies_by_name`, `Get all Recipes 2`).
 """
 
 from __future__ import annotations
@@ -40,7 +41,8 @@ def overlap_findings() -> list[Finding]:
 
 def sample_reported(seed: int = 5, per_pass: int = 16, clusters: int = 8) -> dict[str, list[Any]]:
     """The seeded sample of reported pairs (up to `per_pass` from each TP402 pass) and clusters that round
-    `tuning-5-stb` labels (held out until the look-alike fixes of round 6 were tuned on it). Run `python -m tests.lint.stabletoolbench_toolsets` to print it."""
+    `tuning-5-stb` labels (held out until the look-alike fixes of round 6 were tuned on it). Run
+    `python -m tests.lint.stabletoolbench_toolsets` to print it."""
     import random
     import re
 
