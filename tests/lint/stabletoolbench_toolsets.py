@@ -88,42 +88,5 @@ def rest_of_description_pass() -> list[tuple[str, str, str]]:
 
 
 
-def sample_unlabelled(seed: int = 6, per_pass: int = 20, clusters: int = 8) -> dict[str, list[Any]]:
-    """Round `held-out-6-stb`: a seeded sample of what the round-6 rules report on the toolsets that no earlier
-    round labelled a pair or cluster of (the rules were tuned only on labelled toolsets). Run
-    `python -m tests.lint.stabletoolbench_toolsets unlabelled` to print it."""
-    import random
-    import re
-
-    from tests.lint.conftest import LABELS
-
-    labelled = {json.loads(line)["toolset"] for line in LABELS.read_text(encoding="utf-8").splitlines()
-                if line.strip() and json.loads(line)["corpus"] == SOURCE}
-    pairs: dict[tuple[str, frozenset[str]], str] = {}
-    groups: set[tuple[str, tuple[str, ...]]] = set()
-    for f in overlap_findings():
-        if f.toolset in labelled:
-            continue
-        named = re.findall(r"'([^']+)'", f.message)
-        if f.code == "TP402":
-            pairs.setdefault((f.toolset, frozenset((f.tool, named[0]))),
-                             "name" if "(name similarity" in f.message else "description")
-        else:
-            groups.add((f.toolset, tuple(sorted(re.findall(r"'([^']+)'", f.message.split(":", 1)[1])))))
-    rng = random.Random(seed)
-    out: dict[str, list[Any]] = {"pairs": [], "clusters": []}
-    for which in ("name", "description"):
-        keys = sorted((k for k, v in pairs.items() if v == which), key=lambda k: (k[0], sorted(k[1])))
-        rng.shuffle(keys)
-        out["pairs"] += [(which, ts, sorted(names)) for ts, names in keys[:per_pass]]
-    found = sorted(groups)
-    rng.shuffle(found)
-    out["clusters"] = [list(c) for c in found[:clusters]]
-    return out
-
-
 if __name__ == "__main__":
-    import sys
-
-    print(json.dumps(sample_unlabelled() if sys.argv[1:] == ["unlabelled"] else sample_reported(), indent=1,
-                     ensure_ascii=False))
+    print(json.dumps(sample_reported(), indent=1, ensure_ascii=False))
