@@ -98,3 +98,27 @@ def test_findings_do_not_depend_on_tool_order(rnd: random.Random) -> None:
     rnd.shuffle(shuffled)
     key = lambda fs: sorted((f.code, f.tool, *sorted(f.message.split("'")[1::2])) for f in fs)  # noqa: E731
     assert key(lint_tooldefs(from_definitions(defs), SELECT)) == key(lint_tooldefs(from_definitions(shuffled), SELECT))
+
+
+def test_numbers_how_many_and_word_order_tell_descriptions_apart() -> None:
+    assert _pairs([
+        _tool("over_15_goals", "Delivers daily over 1.5 goal forecasts for football matches."),
+        _tool("over_25_goals", "Delivers daily over 2.5 goal forecasts for football matches."),
+        _tool("empty_cart", "Removes all items in the shopping cart."),
+        _tool("remove_item", "Removes items from the shopping cart."),
+        _tool("convert_hex", "Converts a hex color code to other color codes like rgb."),
+        _tool("convert_rgb", "Converts a rgb color code to other color codes like hex."),
+    ]) == set()
+
+
+def test_one_vs_many_names_whose_descriptions_say_which_and_directed_converses_stay_out() -> None:
+    assert _pairs([
+        _tool("word", "Returns a random word from the dictionary."),
+        _tool("words", "Returns random words from the dictionary."),
+        _tool("categories", "Get a list of categories."),
+        _tool("get_category", "Get a specific category."),
+        _tool("get_drug_names_by_risk", "Retrieve drug names based on risk information."),
+        _tool("get_risk_info_by_drug_name", "Retrieve risk information based on drug names."),
+    ]) == set()
+    assert _pairs([_tool("get_sentence", "Returns a random sentence from the book."),
+                   _tool("get_sentence_v2", "Returns a random sentence from the book.")]) != set()

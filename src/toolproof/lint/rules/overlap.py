@@ -27,6 +27,13 @@ READ_ACTIONS: Final = frozenset({"get", "list", "search", "show", "view", "descr
 _VERSION_TAIL: Final = re.compile(r"(?:[_\-.]?v\d+(?:[._]\d+)*|[_\-](?:new|old|legacy|deprecated|latest|next)|"
                                   r"[_\-]?\d+)$", re.IGNORECASE)
 _MIN_TOKENS: Final = 3  # content words a description needs to be compared by its words
+_NUMBER: Final = re.compile(r"\d+(?:[.,]\d+)*")
+_LETTERS: Final = re.compile(r"[a-z]+")
+#: Words that say how many, by what they mean: "all the teams" against "a team", "a specific category"
+#: against "categories". "a list of" (a set, a batch...) says many.
+_COUNT_WORDS: Final = {"a": "one", "an": "one", "one": "one", "single": "one", "all": "all", "every": "all",
+                       "each": "all", "some": "many", "multiple": "many", "many": "many", "several": "many",
+                       "specific": "specific", "particular": "specific"}
 #: Words that name no job: generic reads and generic objects (canonical forms).
 _NOTHING_WORDS: Final = frozenset({"search", "get", "list", "data", "info", "information", "result", "detail",
                                    "thing", "stuff", "anything", "everything", "general", "lookup", "item"})
@@ -43,11 +50,34 @@ class Pair:
     similarity: float
 
 
+_COLLECTIONS: Final = frozenset({"list", "set", "number", "collection", "series", "range", "batch", "page",
+                                  "group", "array", "bunch", "few"})
+
+
 def _actions_compatible(a: str | None, b: str | None) -> bool:
     return a is None or b is None or a == b or (a in READ_ACTIONS and b in READ_ACTIONS)
 
 
-def _one_vs_many(a_raw: Sequence[str], b_raw: Sequence[str]) -> bool:
+def how_many(text: str) -> tuple[frozenset[str], frozenset[str]]:
+    """The numbers a description gives and what it says about how many (one, all, many, a specific one)."""
+    low = text.lower()
+    words = _LETTERS.findall(low)
+    said = {("many" if w in ("a", "an") and nxt in _COLLECTIONS else _COUNT_WORDS[w])
+            for w, nxt in zip(words, [*words[1:], ""], strict=True) if w in _COUNT_WORDS}
+    return frozenset(_NUMBER.findall(low)), frozenset(said)
+
+
+def _first_order(tokens: Sequence[str]) -> tuple[str, ...]:
+    return tuple(dict.fromkeys(tokens))
+
+
+def said_apart(a: ToolDef, b: ToolDef) -> bool:
+    """Two descriptions that give other numbers ("over 1.5 goals", "over 2.5 goals") or say another how-many
+    ("all items", "items") tell their tools apart even when every content word is shared."""
+    return how_many(a.description_text) != how_many(b.description_text)
+
+
+def one_vs_many(a_raw: Sequence[str], b_raw: Sequence[str]) -> bool:
     """`get_advisory` beside `list_advisories`: the names already say one against many."""
     a_obj = [w for w in a_raw if canonical(w) not in READ_ACTIONS]
     b_obj = [w for w in b_raw if canonical(w) not in READ_ACTIONS]
@@ -124,8 +154,10 @@ def description_pairs(tools: Sequence[ToolDef], desc: Descriptions) -> Iterator[
     """Pairs whose descriptions use the same words, so only the names say what is different.
 
     Left out: CRUD siblings (different actions, not both reads), one-vs-many names, converse names (same
-    words, other order), descriptions mostly in CJK or too short to compare, and pairs whose descriptions
-    carry the word their names differ by (`download_from_youtube`: "...a given youtube URL").
+    words, other order), descriptions mostly in CJK or too short to compare, pairs whose descriptions
+    carry the word their names differ by (`download_from_youtube`: "...a given youtube URL"), and pairs whose
+    descriptions still say which is which: other numbers, another how-many, or the same words in another
+    order (hex to RGB against RGB to hex, drug names by X against X by drug name).
     """
     names = [_name_profile(t.label) for t in tools]
     for i, j in candidate_pairs(desc):
@@ -133,12 +165,12 @@ def description_pairs(tools: Sequence[ToolDef], desc: Descriptions) -> Iterator[
         if a.label == b.label or not _comparable(desc, a, i) or not _comparable(desc, b, j):
             continue
         (va, sa, ra), (vb, sb, rb) = names[i], names[j]
-        if not _actions_compatible(va, vb) or _one_vs_many(ra, rb):
+        if not _actions_compatible(va, vb) or one_vs_many(ra, rb):
             continue
         if ra != rb and sorted(map(stem, ra)) == sorted(map(stem, rb)):
             continue  # converse: fahrenheit_to_celsius beside celsius_to_fahrenheit
         pair = _explain(desc, i, j, sa ^ sb, desc.cosine(i, j))
-        if pair is not None and not _mentions(a, b):
+        if pair is not None and not _mentions(a, b) and not said_apart(a, b):
             yield pair
 
 
@@ -153,8 +185,9 @@ def _mentions(a: ToolDef, b: ToolDef) -> bool:
 def _explain(desc: Descriptions, i: int, j: int, name_diff: frozenset[str], sim: float) -> Pair | None:
     """The pair with its shared words, or None when the descriptions say which is which: any content word in
     one and not the other does (measured on the corpora: "a list of" against "the details of", "as HTML"
-    against "as plain text"). Only word order, stop words and the form of a read action may differ."""
-    if set(desc.tokens[i]) != set(desc.tokens[j]):
+    against "as plain text"), and so does their order. Only stop words, repeats and the form of a read action
+    may differ."""
+    if set(desc.tokens[i]) != set(desc.tokens[j]) or _first_order(desc.tokens[i]) != _first_order(desc.tokens[j]):
         return None
     return Pair(i, j, desc.shared(i, j), tuple(sorted(name_diff)), sim)
 

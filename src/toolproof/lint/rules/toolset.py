@@ -13,8 +13,9 @@ from ..config import LintConfig
 from ..model import ToolDef
 from ..text import STOPWORDS, VERBS, canonical, name_words, stem, text_words
 from .base import Hit, Rule
-from .overlap import Descriptions, base_name, clusters, description_pairs
+from .overlap import Descriptions, base_name, clusters, description_pairs, one_vs_many, said_apart
 
+_DIRECTION: Final = frozenset({"by", "to", "from", "into", "for", "per", "via"})
 _PLURAL_DESC: Final = 0.9  # singular/plural twins must read nearly alike to be look-alikes (else one vs many)
 
 
@@ -23,6 +24,7 @@ class _Profile:
     name: str
     order: tuple[str, ...]  # the canonical name words in order (celsius_to_fahrenheit is not the reverse)
     raw: tuple[str, ...]  # the name words as written (getComment vs getComments differ here only)
+    obj_raw: tuple[str, ...]  # ...without the action word
     verb: str | None  # the canonical action word of the name, if it has one
     name_set: frozenset[str]  # the other canonical name words (the object, any namespace)
     tokens: tuple[str, ...]  # canonical description words
@@ -63,6 +65,7 @@ def _profiles(tools: Sequence[ToolDef]) -> tuple[list[_Profile], _Corpus]:
             name=name,
             order=tuple(canonical(w) for w in words),
             raw=tuple(words),
+            obj_raw=tuple(w for i, w in enumerate(words) if i != verb_at),
             verb=canonical(words[verb_at]) if verb_at is not None else None,
             name_set=frozenset(canonical(w) for i, w in enumerate(words) if i != verb_at),
             tokens=doc,
@@ -74,19 +77,31 @@ def _profiles(tools: Sequence[ToolDef]) -> tuple[list[_Profile], _Corpus]:
 def similarity(a: _Profile, b: _Profile, corpus: _Corpus) -> tuple[float, float]:
     """(name similarity, description cosine). Names with different actions (get vs delete) score 0: CRUD
     siblings are not look-alikes; a name without an action matches one with an action only on the same object
-    words. Otherwise the Jaccard of the remaining canonical words."""
+    words. Otherwise the Jaccard of the remaining canonical words; a name with a direction word (by, to, from)
+    whose shared words come in another order is a converse (fahrenheit_to_celsius, drug_names_by_risk beside
+    risk_info_by_drug_name), not a twin."""
     if a.verb != b.verb and ((a.verb and b.verb) or a.name_set != b.name_set or not a.name_set):
         return 0.0, 0.0
     union = len(a.name_set | b.name_set)
     name_sim = len(a.name_set & b.name_set) / union if union else 1.0
-    if name_sim == 1.0 and len(a.order) == len(b.order) and a.order != b.order and set(a.order) == set(b.order):
-        name_sim = 0.5  # same words, other order: a converse (fahrenheit_to_celsius), not a twin
+    if _converse(a.order, b.order):
+        name_sim = min(name_sim, 0.5)
     if name_sim == 0.0:
         return 0.0, 0.0
     va, vb = corpus.vector(a), corpus.vector(b)
     small, big = (va, vb) if len(va) <= len(vb) else (vb, va)
     desc_sim = sum(v * big.get(w, 0.0) for w, v in small.items())
     return name_sim, desc_sim
+
+
+def _converse(a: tuple[str, ...], b: tuple[str, ...]) -> bool:
+    """The same words in another order (user_groups, group_users), or a direction word (by, to) with the shared
+    words in another order (drug_names_by_risk, risk_info_by_drug_name)."""
+    if len(a) == len(b) and a != b and set(a) == set(b):
+        return True
+    common = set(a) & set(b)
+    return bool(common & _DIRECTION) and [w for w in dict.fromkeys(a) if w in common] != [
+        w for w in dict.fromkeys(b) if w in common]
 
 
 def _candidates(profiles: list[_Profile], threshold: float) -> Iterator[tuple[int, int]]:
@@ -123,9 +138,10 @@ def _candidates(profiles: list[_Profile], threshold: float) -> Iterator[tuple[in
                     yield pair
 
 
-def _plural_twins(a: tuple[str, ...], b: tuple[str, ...]) -> bool:
-    """getComment beside getComments (one vs many), not fetch_weather beside get_weather (synonyms)."""
-    return [stem(w) for w in a] == [stem(w) for w in b]
+def _forms(p: _Profile, other: tuple[str, ...]) -> frozenset[str]:
+    """How a description writes the words its name and the other differ by: "a random word" or "random words"."""
+    stems = {stem(w) for w in set(p.obj_raw) ^ set(other)}
+    return frozenset(w for w in text_words(p.text) if stem(w) in stems)
 
 
 def _mentions(text: str, name: str) -> bool:
@@ -145,8 +161,9 @@ def _name_pairs(tools: Sequence[ToolDef], config: LintConfig) -> Iterator[tuple[
         name_sim, desc_sim = similarity(a, b, corpus)
         if name_sim < t_name:
             continue
-        if a.order == b.order and a.raw != b.raw and _plural_twins(a.raw, b.raw) and desc_sim < _PLURAL_DESC:
-            continue  # one vs many (getComment, getComments) with descriptions that say which
+        if one_vs_many(a.obj_raw, b.obj_raw) and (desc_sim < _PLURAL_DESC or said_apart(tools[i], tools[j])
+                                                  or _forms(a, b.obj_raw) != _forms(b, a.obj_raw)):
+            continue  # one vs many (getComment, getComments; Categories, Get Category) and the descriptions say which
         vague = a.verb == b.verb and min(len(text_words(a.text)), len(text_words(b.text))) < min_words
         if desc_sim < t_desc and not vague:
             continue  # the descriptions tell them apart (getStory: one by id; getStories: many by type)
