@@ -62,42 +62,76 @@ LOAN_S = 30.0  # how long a lane keeps a connection before handing it back to it
 
 class _Lane:
     """A sync pool's connections kept borrowed between statements, each with its own cursor: a statement takes
-    the last one given back (checked locally, `_quiet`) instead of `getconn`/`putconn`, whose locks, logging
-    and bookkeeping cost more client CPU than the rest of a journaled write's Python (two checkouts per write).
-    The pool still opens, checks and replaces connections and caps their number: a lane only ever holds what
-    it borrowed, gives back a connection that is not idle (broken, or mid-transaction) at once, every one
-    after `LOAN_S` (so the pool's `max_lifetime` still applies), and all of them when its pool closes."""
+    the last one given back (checked locally, as `_quiet` does) instead of `getconn`/`putconn`, whose locks,
+    logging and bookkeeping cost more client CPU than the rest of a journaled write's Python (two checkouts per
+    write). The pool still opens, checks and replaces connections and caps their number: a lane only holds
+    what it borrowed, and hands a connection back at once when it is not idle (broken, or mid-transaction) or
+    a thread waits on the pool, every one after `LOAN_S` (so the pool's `max_lifetime` still applies), and all
+    of them when the pool closes. Every sync statement on the pool goes through its lane."""
 
-    __slots__ = ("idle", "pool")
+    __slots__ = ("idle", "lock", "pool", "waiting")
 
     def __init__(self, pool: Any) -> None:
         self.pool = pool
-        self.idle: deque[tuple[Any, Any, float]] = deque()  # (connection, cursor, loan ends); append/pop are atomic
+        self.idle: deque[tuple[Any, Any, float, Any]] = deque()  # what `take` returns; append/pop are atomic
+        self.lock = threading.Lock()
+        self.waiting = 0  # threads inside the pool's `getconn`
 
-    def take(self) -> tuple[Any, Any, float]:
+    def take(self) -> tuple[Any, Any, float, Any]:
+        """(connection, its cursor, when its loan ends, a poller on its socket or None)."""
+        kept = self._kept()
+        if kept is not None:
+            return kept
+        with self.lock:
+            self.waiting += 1
+        try:
+            kept = self._kept()  # given back meanwhile, before `give` could see this thread waiting
+            if kept is not None:
+                return kept
+            conn = self.pool.getconn()
+        finally:
+            with self.lock:
+                self.waiting -= 1
+        poller = None
+        if _POLL:
+            poller = select.poll()
+            poller.register(conn.pgconn.socket, select.POLLIN | select.POLLPRI)
+        return conn, conn.cursor(), time.monotonic() + LOAN_S, poller
+
+    def _kept(self) -> tuple[Any, Any, float, Any] | None:
         idle = self.idle
         while idle:
             try:
-                conn, cur, until = idle.pop()
+                conn, cur, until, poller = idle.pop()
             except IndexError:  # another thread took the last one
-                break
-            if until > time.monotonic() and _quiet(conn):
-                return conn, cur, until
+                return None
+            # `_quiet`, with the poller made once per connection (its socket stays the same while it is open)
+            try:
+                quiet = (conn.pgconn.transaction_status == _IDLE and not poller.poll(0)) if poller else _quiet(conn)
+            except Exception:  # a connection whose state cannot be read goes back to the pool, which asks it
+                quiet = False
+            if quiet and until > time.monotonic():
+                return conn, cur, until, poller
             self.pool.putconn(conn)  # the pool checks it on the next checkout, replaces or retires it
-        conn = self.pool.getconn()
-        return conn, conn.cursor(), time.monotonic() + LOAN_S
+        return None
 
-    def give(self, conn: Any, cur: Any, until: float) -> None:
-        if not conn.closed and conn.pgconn.transaction_status == _IDLE:
-            self.idle.append((conn, cur, until))
-        else:
+    def give(self, conn: Any, cur: Any, until: float, poller: Any) -> None:
+        if conn.closed or conn.pgconn.transaction_status != _IDLE:
             self.pool.putconn(conn)  # the pool rolls back or discards it
+            return
+        self.idle.append((conn, cur, until, poller))
+        if self.waiting:  # a thread waits on the pool (read after the append: one of the two sees the other)
+            try:
+                conn = self.idle.pop()[0]
+            except IndexError:
+                return
+            self.pool.putconn(conn)
 
     def close(self) -> None:
         """Give every kept connection back, then close the pool."""
         while self.idle:
             try:
-                conn, _, _ = self.idle.pop()
+                conn = self.idle.pop()[0]
             except IndexError:
                 break
             self.pool.putconn(conn)
@@ -416,7 +450,7 @@ class PostgresStore(SqlStore):
     def _run(self, sql: str, params: Sequence[Any] = ()) -> tuple[int, list[tuple[Any, ...]]]:
         lane = self._lane
         try:
-            conn, cur, until = lane.take()
+            conn, cur, until, poller = lane.take()
         except Exception as exc:
             if _pool_timeout(exc):
                 raise self._unavailable() from exc
@@ -426,7 +460,7 @@ class PostgresStore(SqlStore):
             rows = cur.fetchall() if cur.description is not None else []
             return cur.rowcount, rows
         finally:
-            lane.give(conn, cur, until)
+            lane.give(conn, cur, until, poller)
 
     def _run_settle(self, sql: str, params: Sequence[Any]) -> int:
         """Settle; once more on a connection that broke under it (the statement is conditional on the intent
@@ -434,11 +468,11 @@ class PostgresStore(SqlStore):
         lane = self._settle_lane
         for attempt in (1, 2):
             try:
-                conn, cur, until = lane.take()
+                conn, cur, until, poller = lane.take()
                 try:
                     return int(cur.execute(_pg(sql), storable_params(params)).rowcount)
                 finally:
-                    lane.give(conn, cur, until)
+                    lane.give(conn, cur, until, poller)
             except Exception as exc:
                 if attempt == 2 or not _broken(exc):
                     raise
@@ -452,12 +486,12 @@ class PostgresStore(SqlStore):
 
     def _run_many(self, sql: str, rows: Sequence[Sequence[Any]]) -> None:
         lane = self._lane
-        conn, cur, until = lane.take()
+        conn, cur, until, poller = lane.take()
         try:
             with conn.transaction():
                 cur.executemany(_pg(sql), [storable_params(row) for row in rows])
         finally:
-            lane.give(conn, cur, until)
+            lane.give(conn, cur, until, poller)
 
     # --- async: the journal's hot statements on the event loop -------------------------------------------------
     async def _apool(self, settle: bool = False) -> Any:
