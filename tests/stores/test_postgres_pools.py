@@ -129,6 +129,46 @@ def test_an_async_statement_after_the_server_dropped_the_idle_connections_uses_a
     assert asyncio.run(main()) == [True, True]
 
 
+@pytest.mark.parametrize("loan", [0.0, 30.0])
+def test_connections_kept_between_statements_go_back_to_the_pool_after_their_loan_and_after_errors(
+        pg_dsn: str, app: tuple[str, str], monkeypatch: pytest.MonkeyPatch, loan: float) -> None:
+    """A store keeps its connections borrowed between statements (with no loan time left each statement hands
+    its connection back and borrows again); a failed statement leaves a usable one; more threads than the pool
+    holds connections all get one (none waits out the pool's timeout), and the count stays bounded."""
+    from toolproof.stores import postgres
+
+    url, name = app
+    monkeypatch.setattr(postgres, "LOAN_S", loan)
+    store = PostgresStore(url)
+    try:
+        assert all(store.journal_claim(_intent(f"k{i}")) for i in range(20))
+        with pytest.raises(psycopg.errors.SyntaxError):
+            store._run("SELEC 1")
+        with pytest.raises(psycopg.errors.UndefinedTable):
+            store._run_many("INSERT INTO no_such_table VALUES (?)", [(1,), (2,)])
+        assert store.journal_claim(_intent("after"))
+        assert store.journal_finish("after", "me", "done", {"ok": True}, time.time())
+        assert _backends(pg_dsn, name) <= 3  # one thread: a settle connection, a claim one (two when the pool
+        # grew while its first was still being opened)
+        results: list[bool] = []
+        threads = [threading.Thread(target=lambda t=t: results.extend(
+            store.journal_claim(_intent(f"t{t}-{i}")) for i in range(30))) for t in range(24)]
+        started = time.monotonic()
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join()
+        assert results == [True] * 720
+        assert time.monotonic() - started < 4.0  # the pool's timeout is 5 s
+        assert _backends(pg_dsn, name) <= 8 + 1  # the claim pool's max_size, and the settle connection
+    finally:
+        store.close()
+    deadline = time.monotonic() + 5
+    while _backends(pg_dsn, name) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert _backends(pg_dsn, name) == 0
+
+
 def test_the_local_checkout_check_reads_the_transaction_status_psycopg_names_idle() -> None:
     from psycopg import pq
 

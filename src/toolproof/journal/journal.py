@@ -517,9 +517,12 @@ def settle(intent: Intent, tool: Tool, envelope: Envelope) -> tuple[Settlement, 
 def stored_outcome(envelope: Envelope, secrets: list[str]) -> dict[str, Any]:
     """What is stored and replayed to repeats: the envelope without its meta, secrets redacted (by name, and
     the call's own secret values wherever the result or the error repeats them)."""
-    data = envelope.to_dict()
-    data.pop("meta")
-    data["attempts"] = envelope.meta.attempts
+    # Built here rather than `to_dict()` less its meta: the same members in the same order, one dict fewer.
+    if envelope.ok:
+        data: dict[str, Any] = {"ok": True, "result": envelope.result, "attempts": envelope.meta.attempts}
+    else:
+        assert envelope.error is not None
+        data = {"ok": False, "error": envelope.error.to_dict(), "attempts": envelope.meta.attempts}
     stored: dict[str, Any] = redact_values(redact(data), secrets)
     return stored
 

@@ -25,8 +25,11 @@ import re
 import select
 import socket
 import threading
+import time
+from collections import deque
 from collections.abc import AsyncIterator, Callable, Sequence
 from dataclasses import dataclass, field
+from functools import lru_cache
 from typing import Any
 from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
@@ -54,13 +57,92 @@ DEFAULT_TIMEOUT_S = 5.0  # the longest a statement waits for a connection while 
 PoolKey = tuple[str, str, int, float]  # (DSN, connection options, max size, timeout)
 _IDLE = 0  # psycopg.pq.TransactionStatus.IDLE (psycopg is imported only when a PostgreSQL store is made)
 _POLL = hasattr(select, "poll")  # select() cannot watch descriptors past 1023; poll() can (not on Windows)
+LOAN_S = 30.0  # how long a lane keeps a connection before handing it back to its pool (which may retire it)
+
+
+class _Lane:
+    """A sync pool's connections kept borrowed between statements, each with its own cursor: a statement takes
+    the last one given back (checked locally, as `_quiet` does) instead of `getconn`/`putconn`, whose locks,
+    logging and bookkeeping cost more client CPU than the rest of a journaled write's Python (two checkouts per
+    write). The pool still opens, checks and replaces connections and caps their number: a lane only holds
+    what it borrowed, and hands a connection back at once when it is not idle (broken, or mid-transaction) or
+    a thread waits on the pool, every one after `LOAN_S` (so the pool's `max_lifetime` still applies), and all
+    of them when the pool closes. Every sync statement on the pool goes through its lane."""
+
+    __slots__ = ("idle", "lock", "pool", "waiting")
+
+    def __init__(self, pool: Any) -> None:
+        self.pool = pool
+        self.idle: deque[tuple[Any, Any, float, Any]] = deque()  # what `take` returns; append/pop are atomic
+        self.lock = threading.Lock()
+        self.waiting = 0  # threads inside the pool's `getconn`
+
+    def take(self) -> tuple[Any, Any, float, Any]:
+        """(connection, its cursor, when its loan ends, a poller on its socket or None)."""
+        kept = self._kept()
+        if kept is not None:
+            return kept
+        with self.lock:
+            self.waiting += 1
+        try:
+            kept = self._kept()  # given back meanwhile, before `give` could see this thread waiting
+            if kept is not None:
+                return kept
+            conn = self.pool.getconn()
+        finally:
+            with self.lock:
+                self.waiting -= 1
+        poller = None
+        if _POLL:
+            poller = select.poll()
+            poller.register(conn.pgconn.socket, select.POLLIN | select.POLLPRI)
+        return conn, conn.cursor(), time.monotonic() + LOAN_S, poller
+
+    def _kept(self) -> tuple[Any, Any, float, Any] | None:
+        idle = self.idle
+        while idle:
+            try:
+                conn, cur, until, poller = idle.pop()
+            except IndexError:  # another thread took the last one
+                return None
+            # `_quiet`, with the poller made once per connection (its socket stays the same while it is open)
+            try:
+                quiet = (conn.pgconn.transaction_status == _IDLE and not poller.poll(0)) if poller else _quiet(conn)
+            except Exception:  # a connection whose state cannot be read goes back to the pool, which asks it
+                quiet = False
+            if quiet and until > time.monotonic():
+                return conn, cur, until, poller
+            self.pool.putconn(conn)  # the pool checks it on the next checkout, replaces or retires it
+        return None
+
+    def give(self, conn: Any, cur: Any, until: float, poller: Any) -> None:
+        if conn.closed or conn.pgconn.transaction_status != _IDLE:
+            self.pool.putconn(conn)  # the pool rolls back or discards it
+            return
+        self.idle.append((conn, cur, until, poller))
+        if self.waiting:  # a thread waits on the pool (read after the append: one of the two sees the other)
+            try:
+                conn = self.idle.pop()[0]
+            except IndexError:
+                return
+            self.pool.putconn(conn)
+
+    def close(self) -> None:
+        """Give every kept connection back, then close the pool."""
+        while self.idle:
+            try:
+                conn = self.idle.pop()[0]
+            except IndexError:
+                break
+            self.pool.putconn(conn)
+        self.pool.close()
 
 
 @dataclass
 class _Shared:
-    """One sync pool, the async pools of the loops that used it, and how many open stores hold it."""
+    """One sync pool (in its lane), the async pools of the loops that used it, and how many open stores hold it."""
 
-    pool: Any
+    lane: _Lane
     holders: int = 0
     apools: dict[asyncio.AbstractEventLoop, Any] = field(default_factory=dict)
     closers: dict[asyncio.AbstractEventLoop, AsyncIterator[None]] = field(default_factory=dict)
@@ -78,14 +160,14 @@ class PoolRegistry:
     def __len__(self) -> int:
         return len(self._shared)
 
-    def acquire(self, key: PoolKey, make: Callable[[], Any]) -> Any:
-        """The sync pool for `key`, made on first use; the caller `release`s it when it closes."""
+    def acquire(self, key: PoolKey, make: Callable[[], Any]) -> _Lane:
+        """The sync pool for `key` in its lane, made on first use; the caller `release`s it when it closes."""
         with self._lock:
             shared = self._shared.get(key)
             if shared is None:
-                shared = self._shared[key] = _Shared(make())
+                shared = self._shared[key] = _Shared(_Lane(make()))
             shared.holders += 1
-            return shared.pool
+            return shared.lane
 
     def release(self, key: PoolKey) -> None:
         """Drop one holder; the last one closes the sync pool and the async pools whose loops are idle."""
@@ -104,7 +186,7 @@ class PoolRegistry:
             shared.closers.pop(loop, None)
             if not loop.is_closed():
                 loop.run_until_complete(apool.close())
-        shared.pool.close()
+        shared.lane.close()
 
     async def arelease(self, key: PoolKey) -> None:
         """`release` from inside a loop: this loop's async pool is closed here when it was the last holder."""
@@ -234,19 +316,20 @@ def _quiet(conn: Any) -> bool:
 def _check(conn: Any) -> None:
     """The pool's check on checkout: a connection that may have been dropped is asked (`SELECT`-free empty
     query), and replaced when the server does not answer."""
-    from psycopg_pool import ConnectionPool
-
     if not _quiet(conn):
+        from psycopg_pool import ConnectionPool
+
         ConnectionPool.check_connection(conn)
 
 
 async def _acheck(conn: Any) -> None:
-    from psycopg_pool import AsyncConnectionPool
-
     if not _quiet(conn):
+        from psycopg_pool import AsyncConnectionPool
+
         await AsyncConnectionPool.check_connection(conn)
 
 
+@lru_cache(maxsize=512)
 def _pg(sql: str) -> str:
     return sql.replace("?", "%s")
 
@@ -305,8 +388,8 @@ class PostgresStore(SqlStore):
             self._require_tables()
         self._migrate()
         self._keys = (self._key(self._kwargs), self._key(self._settle_kwargs))
-        self._pool = POOLS.acquire(self._keys[0], lambda: self._make_pool(ConnectionPool, self._kwargs, "toolproof"))
-        self._settle_pool = POOLS.acquire(
+        self._lane = POOLS.acquire(self._keys[0], lambda: self._make_pool(ConnectionPool, self._kwargs, "toolproof"))
+        self._settle_lane = POOLS.acquire(
             self._keys[1], lambda: self._make_pool(ConnectionPool, self._settle_kwargs, "toolproof-settle"))
 
     def _key(self, kwargs: dict[str, Any]) -> PoolKey:
@@ -361,36 +444,35 @@ class PostgresStore(SqlStore):
                                 cause=cause, waited_s=self._timeout_s)
 
     # --- sync --------------------------------------------------------------------------------------------------
-    # One statement in autocommit borrows its connection with `getconn`/`putconn` rather than `connection()`,
-    # whose context also enters the connection (a commit that has nothing to commit, under the connection's
-    # lock) and times the use: 23.6 -> 14.4 us per checkout, best of 7 x 20,000 on a loaded 2-core VM. The
-    # pool's `putconn` still rolls back and discards what a failed statement left behind.
+    # One statement in autocommit borrows a connection and its cursor from the lane (`_Lane`), not from the pool
+    # with `connection()`, whose context also enters the connection (a commit that has nothing to commit) and
+    # times the use, nor with `getconn`/`putconn` (locks, logging, stats); reusing the cursor saves making one.
     def _run(self, sql: str, params: Sequence[Any] = ()) -> tuple[int, list[tuple[Any, ...]]]:
-        pool = self._pool
+        lane = self._lane
         try:
-            conn = pool.getconn()
+            conn, cur, until, poller = lane.take()
         except Exception as exc:
             if _pool_timeout(exc):
                 raise self._unavailable() from exc
             raise
         try:
-            cur = conn.execute(_pg(sql), storable_params(params))
+            cur.execute(_pg(sql), storable_params(params))
             rows = cur.fetchall() if cur.description is not None else []
             return cur.rowcount, rows
         finally:
-            pool.putconn(conn)
+            lane.give(conn, cur, until, poller)
 
     def _run_settle(self, sql: str, params: Sequence[Any]) -> int:
         """Settle; once more on a connection that broke under it (the statement is conditional on the intent
         still being in flight, so a second run never settles twice)."""
-        pool = self._settle_pool
+        lane = self._settle_lane
         for attempt in (1, 2):
             try:
-                conn = pool.getconn()
+                conn, cur, until, poller = lane.take()
                 try:
-                    return int(conn.execute(_pg(sql), storable_params(params)).rowcount)
+                    return int(cur.execute(_pg(sql), storable_params(params)).rowcount)
                 finally:
-                    pool.putconn(conn)
+                    lane.give(conn, cur, until, poller)
             except Exception as exc:
                 if attempt == 2 or not _broken(exc):
                     raise
@@ -403,8 +485,13 @@ class PostgresStore(SqlStore):
         return self._run_settle(SQL_RELEASE, (key, owner)) == 1
 
     def _run_many(self, sql: str, rows: Sequence[Sequence[Any]]) -> None:
-        with self._pool.connection() as conn, conn.transaction(), conn.cursor() as cur:
-            cur.executemany(_pg(sql), [storable_params(row) for row in rows])
+        lane = self._lane
+        conn, cur, until, poller = lane.take()
+        try:
+            with conn.transaction():
+                cur.executemany(_pg(sql), [storable_params(row) for row in rows])
+        finally:
+            lane.give(conn, cur, until, poller)
 
     # --- async: the journal's hot statements on the event loop -------------------------------------------------
     async def _apool(self, settle: bool = False) -> Any:
