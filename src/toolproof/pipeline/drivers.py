@@ -30,6 +30,7 @@ from .stages import (
     envelope_of,
     guard,
     interrupted,
+    runs_here,
     validate,
 )
 from .state import CallState
@@ -188,13 +189,12 @@ async def perform_async(effect: Effect, clock: Clock) -> Any:
 def dispatch_sync(effect: Dispatch, clock: Clock) -> Outcome:
     """Run the handler on this thread (async handlers in their own loop; a time limit needs a thread).
 
-    A sync handler whose tool has no `timeout_s` runs right here, on the caller's thread: no thread could stop
-    it anyway, so the call's wall budget bounds it only between attempts. Everything else gives up waiting
-    at `effect.timeout_s`.
+    A sync handler whose tool has no `timeout_s` runs right here, on the caller's thread (`runs_here`).
+    Everything else gives up waiting at `effect.timeout_s`.
     """
     tool = effect.tool
     timeout = effect.timeout_s
-    if not tool.is_async and (timeout is None or tool.timeout_s is None):
+    if runs_here(tool) or (not tool.is_async and timeout is None):
         return run_here(tool, effect.args, effect.kwargs, clock)
     start = clock.monotonic()
     try:

@@ -83,11 +83,17 @@ def plan(rt: Runner, tool: Tool) -> tuple[Stage, ...]:
     if rt.loop_guard is None:
         idle.add(guard)
     stages = tuple(stage for stage in rt.stages if stage not in idle)
-    if not tool.is_async and tool.timeout_s is None:  # its handler runs on the sync driver's thread
+    if runs_here(tool):
         for known in (READ_PLAN, READ_PLAN_UNGUARDED):
             if stages == known:
                 return known
     return stages
+
+
+def runs_here(tool: Tool) -> bool:
+    """A sync handler with no `timeout_s` runs on the sync driver's own thread: no thread could stop it anyway,
+    so the call's wall budget bounds it only between attempts."""
+    return not tool.is_async and tool.timeout_s is None
 
 
 def envelope_of(s: CallState) -> Envelope:
