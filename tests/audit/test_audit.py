@@ -181,10 +181,10 @@ def test_an_audit_entry_becomes_the_frozen_record_it_describes() -> None:
     from toolproof.audit.trail import AuditEntry, build_audit
 
     tool = build_tools().get("get_account")
-    ctx = CallContext(conversation_id="c", run_id="r", principal="p", call_id="id", idempotency_key="k")
     error = AuthFailed("no", field="user")
-    built = build_audit(AuditEntry(at=12.5, tool=tool, context=ctx, arguments={"user": "u"}, validation="failed",
-                                   attempt=0, latency_s=0.25, outcome="invalid", error=error))
+    built = build_audit(AuditEntry(at=12.5, tool=tool, call_id="id", run_id="r", conversation_id="c", principal="p",
+                                   idempotency_key="k", arguments={"user": "u"}, validation="failed", attempt=0,
+                                   latency_s=0.25, outcome="invalid", error=error))
     normal = AuditRecord(
         at=12.5, call_id="id", tool="get_account", schema_version=tool.schema_version, arguments={"user": "u"},
         validation="failed", attempt=0, latency_ms=250.0, outcome="invalid", run_id="r", conversation_id="c",

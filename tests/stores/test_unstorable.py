@@ -90,8 +90,8 @@ def sql_store(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Store]
 
 
 def _entry(i: int, attempt: int = 1) -> AuditEntry:
-    return AuditEntry(1000.0 + i, note, toolproof.CallContext(call_id=f"c{i}"), {"text": "x"}, "ok", attempt, 0.001,
-                      "ok", None)
+    return AuditEntry(1000.0 + i, note, f"c{i}", None, None, None, None, {"text": "x"}, "ok", attempt, 0.001, "ok",
+                      None)
 
 
 def test_the_audit_writer_drops_a_poison_record_alone(sql_store: Store) -> None:

@@ -113,7 +113,11 @@ class AuditEntry(NamedTuple):
 
     at: float  # unix time, seconds
     tool: Tool
-    context: CallContext
+    call_id: str | None  # the context's ids, not the context: an entry keeps no object of its own alive
+    run_id: str | None
+    conversation_id: str | None
+    principal: str | None
+    idempotency_key: str | None
     arguments: Any  # validated, or as sent when validation failed or was skipped
     validation: ValidationOutcome
     attempt: int
@@ -160,16 +164,17 @@ _NO_FAILURE: Final = (None, None, None)
 
 def build_audit(entry: AuditEntry) -> AuditRecord:
     """Turn a queued entry into a redacted `AuditRecord` (runs on the writer thread)."""
-    at, tool, ctx, arguments, validation, attempt, latency_s, outcome, error, failure = entry
+    at, tool, call_id, run_id, conversation_id, principal, key, arguments, validation, attempt, latency_s, outcome, \
+        error, failure = entry
     args = redact_arguments(tool, arguments, validated=validation == "ok")  # skipped: as sent, maybe JSON text
     failing: tuple[str, ...] = ()
     if validation == "failed" and error is not None:
         failing = (error.field or "<arguments>",)
     record: AuditRecord = _new_audit_record(  # AuditRecord's fields, in order (a test checks the result)
-        at, ctx.call_id or "", tool.name, tool.schema_version, args, validation, attempt, latency_s * 1000.0,
-        outcome, ctx.run_id, ctx.conversation_id, ctx.principal, failing,
+        at, call_id or "", tool.name, tool.schema_version, args, validation, attempt, latency_s * 1000.0,
+        outcome, run_id, conversation_id, principal, failing,
         None if error is None else error.error_class.value, None if error is None else error.code,
-        ctx.idempotency_key, *(failure or _NO_FAILURE),
+        key, *(failure or _NO_FAILURE),
     )
     return record
 

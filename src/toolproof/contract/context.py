@@ -35,7 +35,7 @@ class CallIds:
         return self._prefix + hex(next(self._counter))[2:]
 
 
-@dataclass(frozen=True, init=False)
+@dataclass(frozen=True, init=False, slots=True)
 class CallContext:
     """Ids the code knows: injected into handlers that ask for it, never part of a tool's schema.
 
@@ -68,30 +68,56 @@ class CallContext:
         metadata: Mapping[str, Any] | None = None,
         session_id: str | None = None,
     ) -> None:
-        # Frozen, but built with one dict update: a frozen dataclass's generated __init__ costs ~1 µs here,
-        # on every call's hot path (tests check that the fields and this signature agree).
-        self.__dict__.update(
-            conversation_id=conversation_id, principal=principal, call_id=call_id, run_id=run_id,
-            occurrence=occurrence, idempotency_key=idempotency_key, attempt=attempt,
-            metadata=EMPTY_MAPPING if metadata is None else metadata, session_id=session_id,
-        )
+        set_ = object.__setattr__  # as a frozen dataclass's own __init__ does
+        set_(self, "conversation_id", conversation_id)
+        set_(self, "principal", principal)
+        set_(self, "call_id", call_id)
+        set_(self, "run_id", run_id)
+        set_(self, "occurrence", occurrence)
+        set_(self, "idempotency_key", idempotency_key)
+        set_(self, "attempt", attempt)
+        set_(self, "metadata", EMPTY_MAPPING if metadata is None else metadata)
+        set_(self, "session_id", session_id)
 
     def with_updates(self, **changes: Any) -> CallContext:
         return replace(self, **changes)
+
+
+class _ContextSlots:
+    """`CallContext`'s slots without its frozen `__setattr__`: the runner's contexts are filled here, then become
+    one (`__class__`: the layouts match). 1.0 -> 0.25 µs against the frozen `__init__` (CPU time, best of 15)."""
+
+    __slots__ = CallContext.__slots__
 
 
 _new: Final = object.__new__
 
 
 def fresh_context(call_id: str) -> CallContext:
-    """`CallContext(call_id=call_id, attempt=1)`, the context of every call made without one, built directly:
-    0.59 -> 0.24 µs (CPU time, best of 25), on every such call's hot path (a test checks they are equal)."""
-    ctx: CallContext = _new(CallContext)
-    d = ctx.__dict__
-    d.update(_FRESH)  # in field order, as __init__ does: instances share one key table
-    d["call_id"] = call_id
-    return ctx
+    """`CallContext(call_id=call_id, attempt=1)`: the context of every call made without one."""
+    c: Any = _new(_ContextSlots)  # Any: a twin, until it becomes a CallContext
+    c.conversation_id = c.principal = c.run_id = c.idempotency_key = c.session_id = None
+    c.occurrence = 0
+    c.attempt = 1
+    c.metadata = EMPTY_MAPPING
+    c.call_id = call_id
+    c.__class__ = CallContext
+    done: CallContext = c
+    return done
 
 
-_FRESH: Final = {"conversation_id": None, "principal": None, "call_id": None, "run_id": None, "occurrence": 0,
-                 "idempotency_key": None, "attempt": 1, "metadata": EMPTY_MAPPING, "session_id": None}
+def with_call(context: CallContext, call_id: str) -> CallContext:
+    """The caller's context as one call's: `call_id` (when it had none) and attempt 1 (when it had 0) filled in."""
+    c: Any = _new(_ContextSlots)  # Any: a twin, until it becomes a CallContext
+    c.conversation_id = context.conversation_id
+    c.principal = context.principal
+    c.call_id = context.call_id or call_id
+    c.run_id = context.run_id
+    c.occurrence = context.occurrence
+    c.idempotency_key = context.idempotency_key
+    c.attempt = context.attempt or 1
+    c.metadata = context.metadata
+    c.session_id = context.session_id
+    c.__class__ = CallContext
+    done: CallContext = c
+    return done

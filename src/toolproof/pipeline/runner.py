@@ -17,7 +17,7 @@ from typing import Any, ClassVar, Final, TypeAlias
 from ..approvals import DEFAULT_TTL_S, await_decision, wait_for_decision
 from ..audit.trail import AuditWriter, Hook, ToolSpans
 from ..catalog.toolset import Toolset
-from ..contract.context import CallContext, CallIds, fresh_context
+from ..contract.context import CallContext, CallIds, fresh_context, with_call
 from ..contract.envelope import Envelope
 from ..contract.tool import Tool
 from ..fleet import SharedState, open_shared_state
@@ -237,9 +237,7 @@ class Runner:
         if type(context) is not CallContext and not isinstance(context, CallContext):
             raise TypeError(f"context must be a toolproof.CallContext, not {type(context).__name__}")
         if context.call_id is None or context.attempt == 0:
-            c = context  # built field by field: dataclasses.replace costs microseconds on the hot path
-            return CallContext(c.conversation_id, c.principal, c.call_id or self._call_ids(), c.run_id,
-                               c.occurrence, c.idempotency_key, c.attempt or 1, c.metadata, c.session_id)
+            return with_call(context, context.call_id or self._call_ids())
         return context
 
     def _traced(self, state: CallState) -> Pipeline:

@@ -582,7 +582,9 @@ def audit(
     writer = rt.writer
     if writer is not None:
         arguments = s.raw if s.args is None else s.args  # `s.arguments`, without the property's frame
-        writer.submit(_new_tuple(AuditEntry, (time.time(), s.tool, s.context, arguments, s.validation,
+        c = s.context
+        writer.submit(_new_tuple(AuditEntry, (time.time(), s.tool, c.call_id, c.run_id, c.conversation_id,
+                                              c.principal, c.idempotency_key, arguments, s.validation,
                                               s.attempts if attempt is None else attempt, s.elapsed_s, outcome,
                                               error, s.failure if outcome == "error" else None)))
         # AuditEntry's fields, in order (build_audit unpacks them)
