@@ -109,7 +109,10 @@ def _bounded(text: str, limit: int) -> str:
 
 
 class AuditEntry(NamedTuple):
-    """What the hot path queues for one attempt; the writer thread turns it into a redacted `AuditRecord`."""
+    """What the hot path queues for one attempt; the writer thread turns it into a redacted `AuditRecord`.
+
+    The hot path queues these fields in this order as a plain tuple (`build_audit` takes either): building the
+    NamedTuple as well cost 1,800 more instructions a default call (valgrind callgrind, 55.0k -> 53.2k)."""
 
     at: float  # unix time, seconds
     tool: Tool
@@ -162,8 +165,8 @@ _new_audit_record: Final = _fast_constructor(AuditRecord)
 _NO_FAILURE: Final = (None, None, None)
 
 
-def build_audit(entry: AuditEntry) -> AuditRecord:
-    """Turn a queued entry into a redacted `AuditRecord` (runs on the writer thread)."""
+def build_audit(entry: tuple[Any, ...]) -> AuditRecord:
+    """Turn a queued entry (an `AuditEntry`, or its fields as a tuple) into a redacted `AuditRecord`."""
     at, tool, call_id, run_id, conversation_id, principal, key, arguments, validation, attempt, latency_s, outcome, \
         error, failure = entry
     args = redact_arguments(tool, arguments, validated=validation == "ok")  # skipped: as sent, maybe JSON text
@@ -268,7 +271,7 @@ class AuditWriter:
         self.hooks = tuple(hooks)
         self.persist = persist
         self.max_unwritten = max_unwritten
-        self._pending: deque[AuditEntry] = deque()
+        self._pending: deque[tuple[Any, ...]] = deque()
         self._unwritten: deque[AuditRecord] = deque()  # built, not yet written: the store was away
         self._wake = threading.Event()
         self._woken = False  # the wake-up for a full batch was sent and the writer has not taken it yet
@@ -282,9 +285,9 @@ class AuditWriter:
         # thread, no batch (hooks and DEBUG logging see built records, so they keep the writer thread).
         sink = None if hooks or not persist or log.isEnabledFor(logging.DEBUG) else store.audit_sink(build_audit)
         #: Take one attempt's entry (the hot path): the store's sink, or the writer thread's queue.
-        self.submit: Callable[[AuditEntry], None] = self._queue if sink is None else sink
+        self.submit: Callable[[tuple[Any, ...]], None] = self._queue if sink is None else sink
 
-    def _queue(self, entry: AuditEntry) -> None:
+    def _queue(self, entry: tuple[Any, ...]) -> None:
         """Queue one entry (an append, and a wake-up when a batch is full)."""
         pending = self._pending
         pending.append(entry)

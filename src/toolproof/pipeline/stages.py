@@ -21,7 +21,7 @@ from dataclasses import replace
 from typing import TYPE_CHECKING, Any, Final, NamedTuple, TypeAlias
 
 from ..approvals import new_request, refusal, request_id
-from ..audit.trail import AuditEntry, build_stop, effect_status, log_stop, stop_log, tool_failure
+from ..audit.trail import build_stop, effect_status, log_stop, stop_log, tool_failure
 from ..contract.approval import approval_reason
 from ..contract.classify import UNKNOWN_HINT, classify_exception, failed_after_dispatch, may_have_happened
 from ..contract.envelope import Envelope, ErrorInfo, Meta, plain_error, success_envelope
@@ -583,11 +583,9 @@ def audit(
     if writer is not None:
         arguments = s.raw if s.args is None else s.args  # `s.arguments`, without the property's frame
         c = s.context
-        writer.submit(_new_tuple(AuditEntry, (time.time(), s.tool, c.call_id, c.run_id, c.conversation_id,
-                                              c.principal, c.idempotency_key, arguments, s.validation,
-                                              s.attempts if attempt is None else attempt, s.elapsed_s, outcome,
-                                              error, s.failure if outcome == "error" else None)))
-        # AuditEntry's fields, in order (build_audit unpacks them)
+        writer.submit((time.time(), s.tool, c.call_id, c.run_id, c.conversation_id, c.principal, c.idempotency_key,
+                       arguments, s.validation, s.attempts if attempt is None else attempt, s.elapsed_s, outcome,
+                       error, s.failure if outcome == "error" else None))  # `AuditEntry`'s fields, in order
 
 
 def journal_claim(rt: Runner, intent: Intent) -> Generator[Effect, Any, Claim]:
