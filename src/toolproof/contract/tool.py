@@ -270,7 +270,6 @@ class Tool:
     validator: ArgumentValidator = field(repr=False, default=None)  # type: ignore[assignment]
     _context_param: str | None = field(repr=False, default=None)
     _defaults: Mapping[str, Any] = field(repr=False, default_factory=dict)
-    _optional: frozenset[str] = field(repr=False, default=frozenset())
     _converter: Callable[[dict[str, Any]], dict[str, Any]] | None = field(repr=False, default=None)
     _int_params: tuple[str, ...] = field(repr=False, default=())  # `int` parameters (`bind` makes 1.0 an int)
     _output_adapter: TypeAdapter[Any] | None = field(repr=False, default=None)
@@ -488,8 +487,10 @@ class Tool:
             unknown = [k for k in operation_keys if k not in params]
             if unknown:
                 raise DefinitionError(f"tool {name!r}: operation_keys name unknown parameters {unknown}")
+        required = set(input_schema.get("required", ()))
+        optional = frozenset(p for p in params if p not in required)
         try:
-            validator = ArgumentValidator(input_schema, limits)
+            validator = ArgumentValidator(input_schema, limits, optional=optional)
         except (ValueError, TypeError) as exc:
             raise DefinitionError(f"tool {name!r}: the input schema does not compile ({exc})") from None
         output_validator = None
@@ -533,7 +534,6 @@ class Tool:
             validator=validator,
             _context_param=context_param,
             _defaults=defaults,
-            _optional=frozenset(p for p in params if p not in set(input_schema.get("required", ()))),
             _converter=converter,
             _int_params=int_params,
             _output_adapter=output_adapter,
@@ -554,7 +554,7 @@ class Tool:
 
     def parse_arguments(self, arguments: Any) -> dict[str, Any]:
         """Validated arguments (raises `InvalidArgument`). A null for an optional field means "not given"."""
-        return self.validator.parse(arguments, optional=self._optional)
+        return self.validator.parse(arguments)
 
     def bind(self, args: dict[str, Any], context: CallContext) -> tuple[tuple[Any, ...], dict[str, Any]]:
         """Positional and keyword arguments for the handler: defaults applied, types converted, context injected.

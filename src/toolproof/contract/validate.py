@@ -167,11 +167,14 @@ def _reject_constant(name: str) -> Any:
 class ArgumentValidator:
     """A JSON Schema compiled once per tool; `parse` turns raw model output into checked arguments."""
 
-    __slots__ = ("_is_valid", "_limits", "_schema", "_validator")
+    __slots__ = ("_is_valid", "_limits", "_optional", "_schema", "_validator")
 
-    def __init__(self, schema: Mapping[str, Any], limits: Limits = DEFAULT_LIMITS) -> None:
+    def __init__(
+        self, schema: Mapping[str, Any], limits: Limits = DEFAULT_LIMITS, *, optional: frozenset[str] = frozenset()
+    ) -> None:
         self._schema = dict(schema)
         self._limits = limits
+        self._optional = optional  # the parameters a top-level null may leave out
         self._validator = jsonschema_rs.validator_for(self._schema, validate_formats=True)
         self._is_valid = self._validator.is_valid
 
@@ -179,10 +182,10 @@ class ArgumentValidator:
     def schema(self) -> dict[str, Any]:
         return self._schema
 
-    def parse(self, arguments: Any, *, optional: frozenset[str] = frozenset()) -> dict[str, Any]:
+    def parse(self, arguments: Any) -> dict[str, Any]:
         """Checked arguments as a dict, or `InvalidArgument`. Accepts a dict or the JSON text a model emits.
 
-        A top-level null for a name in `optional` means "not given" (OpenAI strict mode sends nulls).
+        A top-level null for an optional parameter means "not given" (OpenAI strict mode sends nulls).
         """
         if type(arguments) is dict:
             args = arguments.copy()  # a snapshot: the caller may reuse its dict; the audit trail must not change
@@ -199,6 +202,7 @@ class ArgumentValidator:
                 "Send the arguments as one JSON object with the tool's parameter names as keys.",
                 received=truncate_value(arguments),
             )
+        optional = self._optional
         for name in optional:  # not `None in args.values()`: each == against a str costs 0.1 µs
             if args.get(name, 0) is None:
                 args = {k: v for k, v in args.items() if not (v is None and k in optional)}

@@ -74,7 +74,7 @@ def drive_read_sync(rt: Runner, s: CallState, *, guarded: bool) -> Envelope:
     step = admit(rt, s)
     if step is None:
         try:
-            outcome = run_here(s.tool, *s.bound, rt.clock)
+            outcome = run_here(s.tool, s.bound, rt.clock)
         except BaseException as exc:  # past Exception: as `stopped` does (a read has no write to settle)
             interrupted(rt, s, exc)
             raise
@@ -195,7 +195,7 @@ def dispatch_sync(effect: Dispatch, clock: Clock) -> Outcome:
     tool = effect.tool
     timeout = effect.timeout_s
     if runs_here(tool) or (not tool.is_async and timeout is None):
-        return run_here(tool, effect.args, effect.kwargs, clock)
+        return run_here(tool, (effect.args, effect.kwargs), clock)
     start = clock.monotonic()
     try:
         if tool.is_async:
@@ -207,8 +207,10 @@ def dispatch_sync(effect: Dispatch, clock: Clock) -> Outcome:
     return _new_tuple(Outcome, (value, None, clock.monotonic() - start))
 
 
-def run_here(tool: Tool, args: tuple[Any, ...], kwargs: Mapping[str, Any], clock: Clock) -> Outcome:
-    """A sync handler called on this thread: what it returned or raised (past `Exception` it propagates)."""
+def run_here(tool: Tool, bound: tuple[tuple[Any, ...], Mapping[str, Any]], clock: Clock) -> Outcome:
+    """A sync handler called on this thread with its (args, kwargs): what it returned or raised (past `Exception`
+    it propagates)."""
+    args, kwargs = bound  # taken whole: `run_here(tool, *bound, clock)` cost 900 more instructions (callgrind)
     start = clock.monotonic()
     try:
         value = tool.handler(*args, **kwargs)

@@ -148,7 +148,7 @@ def validate(rt: Runner, s: CallState) -> Step:
     """Validation, before any side effect; a write gets its idempotency key here (ours, never the model's)."""
     tool = s.tool
     try:
-        args = tool.parse_arguments(s.raw)
+        args = tool.validator.parse(s.raw)  # `tool.parse_arguments`, without its frame
         if tool.effect == "write":
             s.key = key_parts_for(tool, args, s.context)
             s.context = s.context.with_updates(idempotency_key=s.key.key)
