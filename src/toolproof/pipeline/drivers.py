@@ -44,7 +44,7 @@ _new_tuple: Final = tuple.__new__
 
 def drive_sync(rt: Runner, s: CallState) -> Envelope:
     """Run the call's stages to its envelope, performing each effect here and now."""
-    stages = rt.plan(s.tool)
+    stages = s.stages
     if stages is READ_PLAN or stages is READ_PLAN_UNGUARDED:
         return drive_read_sync(rt, s, guarded=stages is READ_PLAN)
     for stage in stages:
@@ -105,7 +105,7 @@ def step_sync(rt: Runner, s: CallState, step: Step) -> Envelope | None:
 
 async def drive_async(rt: Runner, s: CallState) -> Envelope:
     """Run the call's stages to its envelope on the event loop; nothing that blocks runs on the loop itself."""
-    for stage in rt.plan(s.tool):
+    for stage in s.stages:
         step = stage(rt, s)
         while step is not None:
             if isinstance(step, Envelope):

@@ -113,7 +113,7 @@ class Runner:
         self._breakers: dict[str, Breaker | None] = {}
         self._breaker_lock = threading.Lock()
         self._runs: dict[str, RunState] = {}
-        self._plans: dict[str, tuple[Tool, tuple[Stage, ...]]] = {}
+        self._routes: dict[str, tuple[Tool, tuple[Stage, ...], Breaker | None]] = {}
         self.rng = rng
         self._spans = None if otel is False or otel is None else ToolSpans(None if otel is True else otel)
         self.writer = AuditWriter(self.store, hooks=hooks, persist=audit) if (audit or hooks) else None
@@ -187,12 +187,15 @@ class Runner:
 
     def plan(self, tool: Tool) -> tuple[Stage, ...]:
         """The stages this tool's calls run (`stages.plan`), worked out on its first call."""
-        found = self._plans.get(tool.name)
-        if found is not None and found[0] is tool:
-            return found[1]
-        stages = plan(self, tool)
-        self._plans[tool.name] = (tool, stages)
-        return stages
+        return self.route(tool)[1]
+
+    def route(self, tool: Tool) -> tuple[Tool, tuple[Stage, ...], Breaker | None]:
+        """The tool, the stages its calls run and the breaker its attempts answer to: worked out on its first
+        call, kept while the toolset holds this very tool."""
+        found = self._routes.get(tool.name)
+        if found is None or found[0] is not tool:
+            found = self._routes[tool.name] = (tool, plan(self, tool), self.breaker(tool.upstream or tool.name))
+        return found
 
     def reconcile(self, key: str, outcome: str = "done", *, result: Any = None, note: str | None = None) -> Intent:
         """Settle a write whose outcome was unknown, after a person checked: `done` (repeats replay `result`)
@@ -230,7 +233,10 @@ class Runner:
         """The call's state: its tool, its context (a call id and attempt 1 filled in), what was sent."""
         ctx = fresh_context(self._call_ids()) if context is None else self._context(context)
         scope = ctx.run_id or ctx.conversation_id or ctx.session_id  # the loop guard's memory
-        return CallState(tool, ctx, arguments, self.clock.monotonic(), scope)
+        found = self._routes.get(tool.name)  # `route`, without its frame (on every call)
+        if found is None or found[0] is not tool:
+            found = self.route(tool)
+        return CallState(tool, ctx, arguments, self.clock.monotonic(), found[1], found[2], scope)
 
     def _context(self, context: CallContext) -> CallContext:
         """The caller's context with a call id and attempt 1 filled in when missing."""

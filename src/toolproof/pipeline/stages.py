@@ -106,7 +106,7 @@ def envelope_of(s: CallState) -> Envelope:
 def run_stages(rt: Runner, s: CallState) -> Pipeline:
     """The pipeline of one call as one generator (a read fallback runs inside another call's steps; tracing
     wraps a call): its plan in order, until a stage returns the envelope. The drivers run the same loop."""
-    for stage in rt.plan(s.tool):
+    for stage in s.stages:
         step = stage(rt, s)
         while step is not None:
             if type(step) is Envelope:
@@ -238,12 +238,11 @@ def dispatch(rt: Runner, s: CallState) -> Step:
 
 
 def begin(rt: Runner, s: CallState) -> None:
-    """What every attempt of the call answers to: the call's wall deadline, its run's budget, its breaker."""
+    """What every attempt of the call answers to (with its breaker): the call's wall deadline, its run's budget."""
     max_wall_s = rt.retry.max_wall_s
     s.deadline = None if max_wall_s is None else s.started + max_wall_s
     if s.context.run_id is not None and rt.budget is not None:
         s.run = rt.run_state(s.context.run_id, s.started)
-    s.breaker = rt.breaker(s.tool.upstream or s.tool.name)
 
 
 def attempt(rt: Runner, s: CallState) -> Step:
@@ -521,7 +520,9 @@ def read_fallback(rt: Runner, s: CallState) -> Tool | None:
 def serve_fallback(rt: Runner, s: CallState, fallback: Tool) -> Steps:
     """The whole pipeline again for the fallback tool, with the validated arguments; its envelope says so."""
     assert s.args is not None
-    state = CallState(fallback, s.context, s.args, rt.clock.monotonic(), s.scope, fallback_from=s.tool.name)
+    _, stages, breaker = rt.route(fallback)
+    state = CallState(fallback, s.context, s.args, rt.clock.monotonic(), stages, breaker, s.scope,
+                      fallback_from=s.tool.name)
     envelope = yield from run_stages(rt, state)
     return envelope
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..audit.trail import Failure
 from ..contract.context import EMPTY_MAPPING, CallContext
@@ -17,6 +17,9 @@ from ..orchestration.policy import RunState
 from ..stores.intent import Intent
 from ..stores.records import ValidationOutcome
 
+if TYPE_CHECKING:
+    from .stages import Stage
+
 
 @dataclass(slots=True)
 class CallState:
@@ -27,6 +30,8 @@ class CallState:
     context: CallContext  # ids the code knows; `attempt` and `idempotency_key` are filled in on the way
     raw: Any  # the arguments as the caller sent them (a mapping or JSON text)
     started: float  # monotonic seconds
+    stages: tuple[Stage, ...]  # what the call runs (`Runner.route`)
+    breaker: Breaker | None  # what its attempts answer to (`Runner.route`)
     scope: str | None = None  # the run or conversation: the loop guard's memory
     fallback_from: str | None = None  # set when this call serves as another tool's read fallback
 
@@ -40,7 +45,6 @@ class CallState:
     intent: Intent | None = None
 
     # attempt / decide
-    breaker: Breaker | None = None
     trial: bool = False  # the breaker let this attempt through as its half-open trial
     deadline: float | None = None  # monotonic; the end of the call's wall budget
     timeout: float | None = None  # the current attempt's time limit
