@@ -134,7 +134,7 @@ class SharedBreaker:
                 return admission
         return self._local.admit()
 
-    def record(self, *, failure: bool, trial: bool = False) -> None:
+    def record(self, failure: bool, trial: bool = False) -> None:
         if not (failure or trial or self._dirty):
             return  # the hot path: a success while the fleet counts no failures
         if self._outage.usable():

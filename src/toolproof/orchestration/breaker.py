@@ -83,7 +83,7 @@ class Breaker(Protocol):
 
     def admit(self) -> Admission: ...
 
-    def record(self, *, failure: bool, trial: bool = False) -> None: ...
+    def record(self, failure: bool, trial: bool = False) -> None: ...
 
 
 class CircuitBreaker:
@@ -132,7 +132,7 @@ class CircuitBreaker:
                 return Admission(True, trial=True)
             return _PASS
 
-    def record(self, *, failure: bool, trial: bool = False) -> None:
+    def record(self, failure: bool, trial: bool = False) -> None:
         """Report an admitted call's outcome; `failure` means a transient class."""
         cfg = self.config
         if not failure and self._state is _CLOSED and not self._consecutive and cfg.window_s is None:

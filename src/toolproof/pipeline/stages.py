@@ -427,7 +427,7 @@ def succeeded(rt: Runner, s: CallState) -> Envelope:
     """Tell the breaker, the retry bucket, the audit trail and the loop guard; the success envelope."""
     tool = s.tool
     if s.breaker is not None:
-        s.breaker.record(failure=False, trial=s.trial)
+        s.breaker.record(False, s.trial)
     if rt.retry_bucket is not None:
         rt.retry_bucket.on_success(s.retry_cost)
     audit(rt, s, "ok")
