@@ -133,3 +133,16 @@ def test_the_model_cannot_set_the_context_through_arguments(smuggled: dict[str, 
 def test_a_context_of_another_type_is_refused() -> None:
     with toolproof.Runner(toolproof.Toolset([whoami]), store="memory://") as runner, pytest.raises(TypeError):
         runner.call_sync("whoami", {"note": "x"}, context={"principal": "admin"})  # type: ignore[arg-type]
+
+
+def test_a_context_filled_for_a_call_is_the_ordinary_one() -> None:
+    from toolproof.contract.context import with_call
+
+    given = CallContext("chat-1", "B-17", None, "run-1", 2, None, 0, {"tenant": "t"}, "s-1")
+    filled = with_call(given, "c-9")
+    assert type(filled) is CallContext
+    assert filled == dataclasses.replace(given, call_id="c-9", attempt=1)
+    assert with_call(dataclasses.replace(given, call_id="mine", attempt=3), "c-9") == dataclasses.replace(
+        given, call_id="mine", attempt=3)
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        filled.principal = "admin"  # type: ignore[misc]

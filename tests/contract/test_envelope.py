@@ -3,6 +3,7 @@ round-trip."""
 
 from __future__ import annotations
 
+import dataclasses
 from typing import Any
 
 import jsonschema_rs
@@ -12,6 +13,7 @@ from hypothesis import strategies as st
 
 import toolproof
 from toolproof.contract.envelope import (
+    Envelope,
     ErrorInfo,
     Meta,
     envelope_schema,
@@ -142,3 +144,20 @@ def test_a_retry_after_past_floats_range_is_dropped_not_raised() -> None:
 
     info = ErrorInfo.from_exception(RateLimited("slow down", retry_after_s=10**400))  # type: ignore[arg-type]
     assert info.retry_after_s is None
+
+
+def test_the_hot_path_success_envelope_is_the_ordinary_frozen_one() -> None:
+    import copy
+    import pickle
+
+    from toolproof.contract.envelope import success_envelope
+
+    fast = success_envelope("get_price", "c-1", "v1", 2, {"price": 1.5}, {"fallback_from": "other"})
+    plain = Envelope(True, Meta("get_price", "c-1", "v1", 2, extra={"fallback_from": "other"}), {"price": 1.5})
+    assert type(fast) is Envelope and type(fast.meta) is Meta
+    assert fast == plain and repr(fast) == repr(plain) and fast.to_dict() == plain.to_dict()
+    assert success_envelope("t", "c", None, 1, 0.5, None).meta.extra == {}
+    assert copy.deepcopy(fast) == fast and pickle.loads(pickle.dumps(fast)) == fast
+    for value, field in ((fast, "ok"), (fast.meta, "tool")):
+        with pytest.raises(dataclasses.FrozenInstanceError):
+            setattr(value, field, None)
