@@ -7,43 +7,28 @@ runs: on a machine shared with other work, wall time mostly measures the neighbo
 CPU time of the process includes the audit writer's thread, which shares the GIL, so its work (building and
 storing one record per call) is part of every default call.
 
-Measured on the shared 2-core machine (CPython 3.11, load 8-11), this file run twice on each of three trees
-in one session: the pipeline before the stages +8.8 / +8.9 µs with defaults (+5.7 orchestration off, +9.3
-`await call`); the first stage design +9.9 / +10.2 (+6.6; `await call` +65 to +68); the stage design now
-+8.6 / +8.9 (+5.7; `await call` +61 to +71). The 5 µs target is not met. Where the defaults go (each part
-timed alone): about 3.4 µs is the work itself (the call's context and state, validation with its limits,
-binding, the handler, the output check, the Meta and the Envelope), about 2.3 µs the pipeline's functions
-and effects, about 0.7 µs the breaker and the retry bucket, and about 2.2 µs the audit trail (0.7 on the
-caller's thread, 1.5 on the writer's: one `AuditRecord` a call). `await call` runs a sync handler on a
-worker thread so that a blocking handler never blocks the event loop; that hop costs tens of µs a call.
+Earlier rounds (each measured against the tree before it in one session; the host's speed moves by up to 30%
+within a session, so only same-session comparisons mean anything): the pipeline before the stages +8.8 µs
+with defaults; stages planned per tool, `Then` steps instead of generators, in-memory audit entries built
+when read: +9.0 to +9.4 where the tree before measured +11.8 to +13.5 (a slower host); the sync driver running
+a read's plan unrolled (`drivers.drive_read_sync`), call ids through a bound method, success envelopes built
+without calling the classes: 75,340 -> 60,589 instructions a default call (valgrind's callgrind, 3,000 calls
+minus none: repeatable whatever the load), +5.46 / +5.54 where the tree before measured +7.07.
 
-Later, with the hostile-input checks and the approval stage on main (quick runs, load ~8, two each,
-alternating trees in one session): +9.50 / +9.77 µs with defaults (+6.32 / +6.47 orchestration off);
-with `plain_json` skipping its walker for a plain scalar result, +9.34 / +9.33 (+6.08 / +6.02).
-
-Then (another session, a slower machine: the same tree measured +11.8 to +13.5 with defaults, +8.0 to +8.8
-off, at load 2-3) stages planned per tool (a read runs guard, validate, dispatch), `Then` steps so that a call
-whose first attempt succeeds runs with no generator, in-memory audit entries built when read (no writer
-thread), cheaper call ids: +9.0 to +9.4 with defaults, +7.2 to +7.5 off (three runs each, alternating trees,
-CPU time of `Runner.call_sync` minus `is_valid` on the same arguments). Where the +7.3 of the bare pipeline
-goes on this machine: about 3.1 µs is the work (ids and context 0.65, state 0.33, the argument checks around
-`is_valid` 0.55, binding 0.25, the handler 0.17, the output check 0.22, Meta and Envelope 0.78, clocks 0.2)
-and about 4 µs the ~20 small functions a reader follows from `call_sync` to the envelope; the defaults add
-about 1.2 µs (breaker, retry bucket, audit entry, loop guard). The 5 µs target is not met here.
-
-Then (2026-12-01, another machine: the tree before measured +6.3 to +7.1 with defaults, +5.0 to +5.2 off):
-instructions per default call counted with valgrind's callgrind (3,000 calls minus none; repeatable whatever
-the load) went 75,340 -> 60,589, in steps: the sync driver runs a read's plan unrolled (`drive_read_sync`: the
-first attempt's handler in line, no `Then`/`Dispatch`), keyword arguments passed as they are when nothing needs
-converting, breaker states as module constants (an enum member lookup is 0.055 µs), no `max()` for the time
-limit: 65,089; the loop guard's stage skipped for a call with no run or conversation and the time limit
-computed in line: 64,144; call ids through a bound method (calling an instance that defines `__call__` goes
-through its type's slot) and the fresh context from a template: 61,309; success envelopes built without
-calling the classes and the optional-null check without `==` against every value: 60,589. CPU time, this
-file: +5.46 / +5.54 with defaults, +4.21 / +4.29 off, against +7.07 / +5.17 for the tree before, in one session
-at load 4-5; interleaved runs of just the two calls (best of 20 x 20,000, three rounds): +4.77 with defaults,
-+4.15 off, against +6.03 / +5.13. What is left of the defaults is mostly the
-in-memory audit trail (~0.6 µs: one entry a call, kept up to 100,000, the oldest freed as each new one comes).
+Then (2026-12-01; instructions with PYTHONHASHSEED=0):
+60,680 at the start of the round; audit entries keep the context's ids rather than the context, so an entry
+keeps no object of its own alive: 58,575; `Meta`, `Envelope` and `CallContext` slotted (no instance dict to
+build, fill and collect), the hot path filling a twin class with the same slots that then takes on the frozen
+class: 54,932; audit entries queued as plain tuples: 53,229; the validator holds the tool's optional names and
+the stage calls it without `Tool.parse_arguments`'s frame: 52,716; `run_here(tool, bound, clock)` rather than
+`*bound`: 51,807; `Runner.route` (stages and breaker looked up once, when the call starts, instead of `plan` in
+the driver and `breaker` in `begin`): 49,700; `Breaker.record` called positionally: 49,503. Where the rest
+goes (ablations, instructions): the in-memory audit trail ~4,300 (one 14-field tuple a call kept up to 100,000,
+and the collector's walks over what is kept), the breaker ~1,600, the retry bucket ~800, jsonschema-rs ~1,400,
+the rest the ~23 frames from `call_sync` to the envelope (~850 bytecodes).
+CPU time, the two calls of this file interleaved across the two trees (best of 20 x 1,000 calls, four rounds,
+in one session at load ~1): +4.67 to +4.74 µs with defaults, +3.86 to +4.03 off, against +5.71 to +5.82 and
++4.54 to +4.66 for the tree before this round.
 """
 
 from __future__ import annotations
