@@ -190,13 +190,30 @@ def test_pre_effect_error_releases_and_is_not_replayed(jr: toolproof.Runner, sho
     assert fixed.ok and shop.count_orders() == 1
 
 
-def test_internal_error_after_dispatch_is_replayed(jr: toolproof.Runner, invoices: Invoices, buyer: Any) -> None:
+def test_an_unexpected_exception_after_dispatch_is_unknown_and_never_resent(
+        jr: toolproof.Runner, store: Store, invoices: Invoices, buyer: Any) -> None:
+    """The body may have committed before it raised: the write is `unknown` in the journal, `outcome_unknown` to
+    the model and `unknown` in its stop record, and a repeat is answered from the journal, not re-run."""
     invoices.fail_with = KeyError("boom")
     first = jr.call_sync("send_invoice", {"amount_rs": 1}, context=buyer)
-    assert first.error is not None and first.error.error_class == "internal_error"
+    assert first.error is not None and first.error.error_class == "outcome_unknown"
+    assert first.error.code == "FAILED_AFTER_DISPATCH" and "UNEXPECTED_EXCEPTION" in first.error.message
     invoices.fail_with = None
     again = jr.call_sync("send_invoice", {"amount_rs": 1}, context=buyer)
-    assert again.meta.replayed and again.error is not None and again.error.code == first.error.code
+    assert again.error is not None and again.error.error_class == "outcome_unknown"
+    assert again.error.idempotency_key == first.error.idempotency_key
+    assert len(invoices.seen_keys) == 1
+    assert [i.status for i in store.journal_list()] == ["unknown"]
+    assert [s.effect_status for s in store.list_stops(limit=10)] == ["unknown"]
+
+
+def test_a_partial_execution_is_replayed_verbatim(jr: toolproof.Runner, invoices: Invoices, buyer: Any) -> None:
+    invoices.fail_with = toolproof.PartialExecution("sent, not filed", code="SENT_NOT_FILED", state={"sent": True})
+    first = jr.call_sync("send_invoice", {"amount_rs": 1}, context=buyer)
+    assert first.error is not None and first.error.code == "SENT_NOT_FILED"
+    invoices.fail_with = None
+    again = jr.call_sync("send_invoice", {"amount_rs": 1}, context=buyer)
+    assert again.meta.replayed and again.error is not None and again.error.code == "SENT_NOT_FILED"
     assert len(invoices.seen_keys) == 1
 
 

@@ -1,14 +1,15 @@
-"""The sync driver runs a read's plan unrolled (`drive_read_sync`); it must answer exactly as the general loop.
+"""The two drivers perform the same pipeline: `call_sync` and `await call` must answer exactly alike.
 
-The general loop is forced by a runner whose stages include one more stage that only hands calls on: its plan
-is then not `READ_PLAN`, so `drive_sync` takes the loop. Both runners see the same calls on a real in-memory
-store with a fake clock, and the envelopes (call ids aside), audit trails and stop records must agree.
+Both see the same calls on a real in-memory store with a fake clock, also through a runner whose stages include
+one more stage that only hands calls on (a subclass's stage changes nothing but the plan), and the envelopes
+(call ids aside), audit trails and stop records must agree.
 """
 
 from __future__ import annotations
 
+import asyncio
 import dataclasses
-from typing import Any, ClassVar
+from typing import Any
 
 import pytest
 
@@ -16,17 +17,16 @@ from toolproof import CallContext, Runner, Toolset, TransientUpstream, tool
 from toolproof.contract.envelope import Envelope
 from toolproof.orchestration.breaker import BreakerConfig
 from toolproof.pipeline.effects import Clock
-from toolproof.pipeline.stages import READ_PLAN, READ_PLAN_UNGUARDED, STAGES, Stage, Step
-from toolproof.pipeline.state import CallState
+from toolproof.pipeline import STAGES, CallState, Env, Stage, Step
 
 
-def _passes(rt: Runner, s: CallState) -> Step:
+def _passes(env: Env, s: CallState) -> Step:
     """A stage that hands every call on: it only changes the plan."""
     return None
 
 
 class LoopRunner(Runner):
-    stages: ClassVar[tuple[Stage, ...]] = (*STAGES, _passes)
+    stages: tuple[Stage, ...] = (*STAGES, _passes)
 
 
 class FakeClock:
@@ -87,12 +87,19 @@ def _shape(envelope: Envelope) -> dict[str, Any]:
     return out
 
 
-def _answers(runner_type: type[Runner]) -> tuple[list[dict[str, Any]], list[tuple[Any, ...]], list[str]]:
+def _answers(runner_type: type[Runner], *, awaited: bool = False,
+             ) -> tuple[list[dict[str, Any]], list[tuple[Any, ...]], list[str]]:
     clock = FakeClock()
     runner = runner_type(_toolset(), clock=Clock(clock.monotonic, clock.sleep, clock.async_sleep), rng=lambda: 0.5,
                          breakers=BreakerConfig(failure_threshold=2, recovery_s=30.0))
+
+    async def all_awaited() -> list[Envelope]:
+        return [await runner.call(name, args, context=ctx) for name, args, ctx in CALLS]
+
     with runner:
-        envelopes = [_shape(runner.call_sync(name, args, context=ctx)) for name, args, ctx in CALLS]
+        answered = (asyncio.run(all_awaited()) if awaited
+                    else [runner.call_sync(name, args, context=ctx) for name, args, ctx in CALLS])
+        envelopes = [_shape(envelope) for envelope in answered]
         runner.flush()
         audit = [(r.tool, r.arguments, r.validation, r.attempt, r.outcome, r.error_class, r.code, r.exception_type)
                  for r in runner.store.list_audit(limit=100)]
@@ -100,17 +107,18 @@ def _answers(runner_type: type[Runner]) -> tuple[list[dict[str, Any]], list[tupl
     return envelopes, sorted(audit, key=repr), stops
 
 
-def test_the_unrolled_read_path_answers_as_the_general_loop() -> None:
+def test_both_drivers_answer_alike_with_and_without_an_added_stage() -> None:
     plain = Runner(_toolset())
-    get_price, get_stock = plain.toolset.get("get_price"), plain.toolset.get("get_stock")
-    assert plain.plan(get_price) is READ_PLAN
-    assert Runner(_toolset(), loop_guard=None).plan(get_price) is READ_PLAN_UNGUARDED
-    assert plain.plan(get_stock) == READ_PLAN and plain.plan(get_stock) is not READ_PLAN  # timeout_s: a thread
-    assert LoopRunner(_toolset()).plan(get_price) not in (READ_PLAN, READ_PLAN_UNGUARDED)
+    get_price = plain.toolset.get("get_price")
+    assert [st.__name__ for st in plain.plan(get_price)] == ["guard", "validate", "dispatch"]
+    assert [st.__name__ for st in LoopRunner(_toolset()).plan(get_price)] == ["guard", "validate", "dispatch",
+                                                                                "_passes"]
 
-    unrolled, general = _answers(Runner), _answers(LoopRunner)
-    assert unrolled == general
-    envelopes, audit, stops = unrolled
+    sync = _answers(Runner)
+    assert _answers(LoopRunner) == sync
+    assert _answers(Runner, awaited=True) == sync
+    assert _answers(LoopRunner, awaited=True) == sync
+    envelopes, audit, stops = sync
     assert [e["ok"] for e in envelopes] == [True, True, False, True, False, False, False, False, False, True]
     assert envelopes[3]["meta"]["attempts"] == 2
     assert {e["error"]["code"] for e in envelopes if not e["ok"]} >= {"CIRCUIT_OPEN"}
@@ -119,13 +127,14 @@ def test_the_unrolled_read_path_answers_as_the_general_loop() -> None:
     assert stops  # the give-ups left their records
 
 
-def test_an_interrupt_in_a_read_handler_propagates_from_the_unrolled_path() -> None:
+def test_an_interrupt_in_a_read_handler_propagates_from_both_drivers() -> None:
     @tool(effect="read")
     def get_weather(city: str) -> str:
         """Get the weather of one city."""
         raise KeyboardInterrupt
 
     runner = Runner(Toolset([get_weather]))
-    assert runner.plan(get_weather) is READ_PLAN
     with pytest.raises(KeyboardInterrupt):
         runner.call_sync("get_weather", {"city": "Rajkot"})
+    with pytest.raises(KeyboardInterrupt):
+        asyncio.run(runner.call("get_weather", {"city": "Rajkot"}))

@@ -19,12 +19,12 @@ import threading
 import time
 import traceback
 from collections import deque
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Final, NamedTuple, TypeAlias
 
 from ..contract.context import CallContext
 from ..contract.envelope import Envelope, ErrorInfo
-from ..contract.errors import ToolError
+from ..contract.errors import EffectFact, ToolError, effect_fact
 from ..contract.redaction import redact_arguments, redact_raw, redact_text, secrets_in
 from ..stores.base import Store, shown_url
 from ..stores.records import AuditRecord, EffectStatus, StopRecord, ValidationOutcome
@@ -186,16 +186,17 @@ def new_stop_id() -> str:
     return "stop_" + os.urandom(8).hex()
 
 
+#: The stop record's half of the effect rule: what a given-up write did, by its error's `effect_fact`.
+EFFECT_STATUS: Final[Mapping[EffectFact, EffectStatus]] = {
+    EffectFact.NONE: "not_done", EffectFact.MAYBE: "unknown", EffectFact.SOME: "done"}
+
+
 def effect_status(tool: Tool, error: ErrorInfo, *, dispatched: bool) -> EffectStatus:
-    """Whether the side effect of a call that was given up on is known done, known not done, or unknown."""
-    if not dispatched or tool.effect == "read" or error.effect_done is False:
+    """Whether the side effect of a call that was given up on is known done, known not done, or unknown (a read
+    has none)."""
+    if tool.effect == "read":
         return "not_done"
-    cls = error.error_class.value
-    if cls in ("outcome_unknown", "transient_upstream", "internal_error"):
-        return "unknown"
-    if cls == "partial_execution":
-        return "done"
-    return "not_done"
+    return EFFECT_STATUS[effect_fact(error.error_class, error.effect_done, dispatched=dispatched)]
 
 
 def build_stop(

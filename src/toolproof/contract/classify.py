@@ -20,6 +20,7 @@ from .errors import (
     AuthFailed,
     Conflict,
     ConnectionLost,
+    EffectFact,
     ErrorClass,
     InternalError,
     InvalidArgument,
@@ -30,6 +31,7 @@ from .errors import (
     ToolError,
     ToolTimeout,
     TransientUpstream,
+    effect_fact,
 )
 
 Effect = Literal["read", "write"]
@@ -260,17 +262,16 @@ def classify_exception(exc: BaseException, *, effect: Effect = "read", dispatche
 
 
 def may_have_happened(error: ToolError, *, effect: Effect, idempotent: bool) -> bool:
-    """The rule: a write that may not be repeated, failing transiently after it was sent, may have taken effect.
+    """The write rule: a failure of a write that may not be repeated, after which its effect may have happened
+    (`effect_fact` MAYBE: a transient failure after the send, a body's unexpected exception), is restated as
+    outcome_unknown: never retried, never replayed as a plain failure, settled by a person or a check.
 
     An idempotent write is exempt (its owner enforces the key, so it may be retried like a read), and so is
     an error whose raiser knows nothing was sent (`effect_done=False`).
     """
-    return (
-        effect == "write"
-        and not idempotent
-        and error.error_class is ErrorClass.TRANSIENT_UPSTREAM
-        and error.effect_done is not False
-    )
+    if effect != "write" or idempotent or error.error_class is ErrorClass.OUTCOME_UNKNOWN:
+        return False
+    return effect_fact(error.error_class, error.effect_done, dispatched=True) is EffectFact.MAYBE
 
 
 def failed_after_dispatch(error: ToolError, *, idempotency_key: str | None = None) -> OutcomeUnknown:

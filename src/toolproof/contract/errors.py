@@ -42,6 +42,18 @@ class NextAction(StrEnum):
     ESCALATE = "escalate"
 
 
+class EffectFact(StrEnum):
+    """What a failed write did to the world, as far as the error can say (`CLASS_SPECS[...].effect`).
+
+    The journal's settlement, the stop record's effect and the write rule of the classifier are all read off
+    this one fact (`effect_fact`), so they cannot disagree.
+    """
+
+    NONE = "none"  # nothing happened: a corrected or later call may proceed
+    MAYBE = "maybe"  # it may or may not have happened: never sent again blind, a person (or a check) settles it
+    SOME = "some"  # some of it happened: the answer is kept and replayed, a person re-reads before writing again
+
+
 @dataclass(frozen=True, slots=True)
 class ClassSpec:
     """The fixed properties of one error class."""
@@ -50,6 +62,7 @@ class ClassSpec:
     next_action: NextAction
     description: str
     http_status: int
+    effect: EffectFact  # what the error says of a dispatched write's effect when its raiser says nothing
 
 
 CLASS_SPECS: Final = MappingProxyType(
@@ -59,66 +72,77 @@ CLASS_SPECS: Final = MappingProxyType(
             NextAction.REPAIR,
             "An argument is wrong. Correct the field named in `field` as `hint` says and call again once.",
             422,
+            EffectFact.NONE,
         ),
         ErrorClass.NOT_FOUND: ClassSpec(
             False,
             NextAction.REPAIR,
             "The thing named does not exist. Look it up with the tool the hint names, or ask the person.",
             404,
+            EffectFact.NONE,
         ),
         ErrorClass.CONFLICT: ClassSpec(
             False,
             NextAction.REREAD,
             "The state changed or is locked. Re-read it with a read tool, then plan again.",
             409,
+            EffectFact.NONE,
         ),
         ErrorClass.RATE_LIMITED: ClassSpec(
             True,
             NextAction.RETRY,
             "Too many requests. Do not change the arguments; wait `retry_after_s`; the orchestrator retries.",
             429,
+            EffectFact.NONE,
         ),
         ErrorClass.TRANSIENT_UPSTREAM: ClassSpec(
             True,
             NextAction.RETRY,
             "A service the tool needs failed for now. Do not change the arguments; the orchestrator retries.",
             503,
+            EffectFact.MAYBE,
         ),
         ErrorClass.AUTH_FAILED: ClassSpec(
             False,
             NextAction.ESCALATE,
             "Credentials are missing or invalid. Do not call again; tell a person.",
             401,
+            EffectFact.NONE,
         ),
         ErrorClass.PERMISSION_DENIED: ClassSpec(
             False,
             NextAction.ESCALATE,
             "This action is not allowed. Do not retry it just in case; tell a person.",
             403,
+            EffectFact.NONE,
         ),
         ErrorClass.PARTIAL_EXECUTION: ClassSpec(
             False,
             NextAction.REREAD,
             "Some effects happened (`state` says which). Re-read before any further write.",
             500,
+            EffectFact.SOME,
         ),
         ErrorClass.NEEDS_CLARIFICATION: ClassSpec(
             False,
             NextAction.ASK_PERSON,
             "The request is valid but ambiguous. Ask the person the question in `hint`.",
             422,
+            EffectFact.NONE,
         ),
         ErrorClass.OUTCOME_UNKNOWN: ClassSpec(
             False,
             NextAction.ESCALATE,
             "A write may or may not have run. Never retry it blind; a person reconciles `idempotency_key`.",
             504,
+            EffectFact.MAYBE,
         ),
         ErrorClass.INTERNAL_ERROR: ClassSpec(
             False,
             NextAction.ESCALATE,
             "The tool failed unexpectedly. Do not call again; tell a person.",
             500,
+            EffectFact.MAYBE,
         ),
     }
 )
@@ -136,6 +160,20 @@ ACTION_DESCRIPTIONS: Final = MappingProxyType(
 TRANSIENT_CLASSES: Final = frozenset({ErrorClass.RATE_LIMITED, ErrorClass.TRANSIENT_UPSTREAM})
 
 _CODE_RE: Final = re.compile(r"^[A-Z][A-Z0-9_]*$")
+
+
+def effect_fact(error_class: ErrorClass, effect_done: bool | None, *, dispatched: bool) -> EffectFact:
+    """The one rule for what a failed call did: nothing when it was never dispatched or its raiser says so
+    (`effect_done=False`), some when its raiser says it happened (`effect_done=True`), else its class's fact.
+
+    A body's unexpected exception after dispatch is `internal_error`, whose fact is MAYBE: the body may have
+    committed before it raised, and toolproof cannot tell, so the write is `unknown` until someone checks.
+    """
+    if not dispatched or effect_done is False:
+        return EffectFact.NONE
+    if effect_done is True:
+        return EffectFact.SOME
+    return CLASS_SPECS[error_class].effect
 
 
 def spec(error_class: ErrorClass | str) -> ClassSpec:

@@ -22,9 +22,9 @@ with a stop record, unless the tool is idempotent end to end (then released: a r
 
 from __future__ import annotations
 
-import asyncio
 import hashlib
 import json
+import logging
 import os
 import socket
 import time
@@ -38,6 +38,7 @@ from ..contract.context import CallContext, new_call_id
 from ..contract.envelope import Envelope, ErrorInfo, MalformedEnvelope, Meta, utc_timestamp
 from ..contract.errors import (
     Conflict,
+    EffectFact,
     ErrorClass,
     InternalError,
     NeedsClarification,
@@ -45,6 +46,7 @@ from ..contract.errors import (
     OutcomeUnknown,
     ToolError,
     TransientUpstream,
+    effect_fact,
 )
 from ..contract.plain import NotPlainJson, plain_json
 from ..contract.redaction import redact, redact_arguments, redact_text, redact_values, secrets_in
@@ -52,17 +54,11 @@ from ..contract.tool import Tool
 from ..stores.base import FinishStatus, Store, StoreUnavailable
 from ..stores.intent import Intent, IntentStatus
 from ..stores.records import AuditRecord, EffectStatus, StopRecord
+from ..stores.steps import Io, IoSteps, adrive, aperform_io, drive, perform_io
 from .keys import KeyParts
 
 DEFAULT_RETENTION_S: Final = 24 * 3600.0
-
-# Errors a tool raises before it changed anything: the intent is released so a corrected call can proceed.
-PRE_EFFECT_CLASSES: Final = frozenset({
-    ErrorClass.INVALID_ARGUMENT, ErrorClass.NOT_FOUND, ErrorClass.CONFLICT, ErrorClass.PERMISSION_DENIED,
-    ErrorClass.AUTH_FAILED, ErrorClass.NEEDS_CLARIFICATION, ErrorClass.RATE_LIMITED,
-})
-# Errors after which the effect may or may not have happened.
-UNCERTAIN_CLASSES: Final = frozenset({ErrorClass.OUTCOME_UNKNOWN, ErrorClass.TRANSIENT_UPSTREAM})
+log: Final = logging.getLogger("toolproof")
 
 Settlement = Literal["done", "failed", "unknown", "release"]
 #: What a finished write's identical repeat gets when the call names no conversation: `clarify` (never merged
@@ -106,6 +102,20 @@ class Journal:
         self.retention_s = retention_s
         self.now = now
         self.owner = owner or f"{socket.gethostname()}:{os.getpid()}:{os.urandom(4).hex()}"
+        self._warned_no_conversation = False
+
+    def note_no_conversation(self, tool: str) -> None:
+        """Once per journal: writes are being run with no conversation, so a resend and a second order look
+        alike; the log says what an identical write will get, and how to name the conversation."""
+        if self._warned_no_conversation:
+            return
+        self._warned_no_conversation = True
+        how = "replayed to every caller (merged)" if self.unknown_conversation == "replay" else (
+            "answered with needs_clarification")
+        log.warning("toolproof: the write %s was called with no conversation (CallContext.conversation_id is None); "
+                    "an identical write by the same principal is %s. Pass the conversation: CallContext("
+                    "conversation_id=...), a framework adapter, or the MCP _meta key dev.toolproof/conversation_id "
+                    "(docs/idempotency.md, 'Who is asking').", tool, how)
 
     # --- before dispatch ------------------------------------------------------------------------------------
     def new_intent(self, tool: Tool, arguments: Mapping[str, Any], context: CallContext, parts: KeyParts) -> Intent:
@@ -123,66 +133,48 @@ class Journal:
             return self.lease_s
         return max(60.0, 2 * tool.timeout_s + 30.0) if tool.timeout_s else 300.0
 
-    def claim(self, intent: Intent) -> Claim:
-        started = time.monotonic()
+    def claiming(self, intent: Intent) -> IoSteps[Claim]:
+        """The claim, as steps (both drivers perform them): `proceed`, `replay`, `wait` or `refuse`. A store
+        that cannot be reached is a refusal that says so, never a raise."""
+        store, started = self.store, time.monotonic()
         try:
             for _ in range(3):
-                if self.store.journal_claim(intent):
+                if (yield Io(store.journal_claim, store.ajournal_claim, (intent,))):
                     return Claim("proceed", intent)
-                found = self.store.journal_get(intent.key) or self.store.journal_for_operation(intent.operation_id)
+                found = (yield Io(store.journal_get, store.ajournal_get, (intent.key,))) or (
+                    yield Io(store.journal_for_operation, store.ajournal_for_operation, (intent.operation_id,)))
                 if found is not None and found.status == "in_flight" and found.lease_until < self.now():
-                    self._lapse(found)
-                    found = self.store.journal_get(found.key)
+                    yield from self.lapsing(found)
+                    found = yield Io(store.journal_get, store.ajournal_get, (found.key,))
                 decided = None if found is None else self.decide(intent, found)
                 if decided is not None:
                     return decided
                 if found is not None:  # a finished entry past the clarification window: forget it, claim again
-                    self.store.journal_prune(self.now() - self.window_s, found.key)
+                    yield Io(store.journal_prune, store.ajournal_prune, (self.now() - self.window_s, found.key))
         except Exception as exc:
-            return Claim("refuse", intent, journal_unavailable(exc, self.store.url, time.monotonic() - started))
+            return Claim("refuse", intent, journal_unavailable(exc, store.url, time.monotonic() - started))
         return Claim("wait", intent)  # the row came and went three times: someone is busy with it
 
+    def claim(self, intent: Intent) -> Claim:
+        """`claiming`, performed here and now."""
+        return drive(self.claiming(intent), perform_io)
+
     async def aclaim(self, intent: Intent) -> Claim:
-        store, started = self.store, time.monotonic()
-        try:
-            for _ in range(3):
-                if await store.ajournal_claim(intent):
-                    return Claim("proceed", intent)
-                found = await store.ajournal_get(intent.key) or await store.ajournal_for_operation(
-                    intent.operation_id)
-                if found is not None and found.status == "in_flight" and found.lease_until < self.now():
-                    await self._alapse(found)
-                    found = await store.ajournal_get(found.key)
-                decided = None if found is None else self.decide(intent, found)
-                if decided is not None:
-                    return decided
-                if found is not None:
-                    await store.ajournal_prune(self.now() - self.window_s, found.key)
-        except Exception as exc:
-            return Claim("refuse", intent, journal_unavailable(exc, self.store.url, time.monotonic() - started))
-        return Claim("wait", intent)
+        """`claiming`, awaited."""
+        return await adrive(self.claiming(intent), aperform_io)
 
     # --- a worker that died holding a claim ---------------------------------------------------------------
-    def _lapse(self, found: Intent) -> int:
+    def lapsing(self, found: Intent) -> IoSteps[int]:
         """Turn a claim whose lease ran out `unknown`, with its stop record. The record goes first, under an id
         derived from the claim, so every observer writes the same one (the store keeps one) and a crash in
         between never leaves an unknown write without its record; then the conditional UPDATE."""
-        now = self.now()
+        store, now = self.store, self.now()
         stop = lost_worker_stop(found, now)
-        self.store.add_stop_once(stop)
-        changed = self.store.journal_expire(now, found.key)
+        yield Io(store.add_stop_once, store.aadd_stop_once, (stop,))
+        changed: int = yield Io(store.journal_expire, store.ajournal_expire, (now, found.key))
         if not changed:
-            self._settled_meanwhile(stop, self.store.journal_get(found.key), found)
-        return changed
-
-    async def _alapse(self, found: Intent) -> int:
-        now = self.now()
-        stop = lost_worker_stop(found, now)
-        await self.store.aadd_stop_once(stop)
-        changed = await self.store.ajournal_expire(now, found.key)
-        if not changed:
-            after = await self.store.ajournal_get(found.key)
-            await asyncio.to_thread(self._settled_meanwhile, stop, after, found)  # rare: no async form needed
+            after = yield Io(store.journal_get, store.ajournal_get, (found.key,))
+            yield Io(self._settled_meanwhile, None, (stop, after, found))  # rare: on a worker thread when async
         return changed
 
     def _settled_meanwhile(self, stop: StopRecord, after: Intent | None, found: Intent) -> None:
@@ -216,36 +208,35 @@ class Journal:
         return Claim("refuse", found, repeat_without_conversation(found))
 
     # --- after dispatch -------------------------------------------------------------------------------------
-    def record(self, intent: Intent, tool: Tool, envelope: Envelope, arguments: Any = None) -> Envelope:
-        """Settle the intent with the dispatched call's envelope. `arguments` (the real ones) name the secrets
-        to scrub from what is stored and replayed, should the result or an error message repeat them."""
-        how, final = settle(intent, tool, envelope)
+    def recording(self, intent: Intent, tool: Tool, envelope: Envelope, arguments: Any = None, *,
+                  dispatched: bool = True) -> IoSteps[Envelope]:
+        """Settle the intent with the write's envelope, as steps; the envelope the caller gets. `arguments` (the
+        real ones) name the secrets to scrub from what is stored and replayed, should the result or an error
+        message repeat them. A store that fails here leaves the intent to its lease (then `unknown`, never lost,
+        never re-run) and says so in `meta.journal`."""
+        store = self.store
+        how, final = settle(intent, tool, envelope, dispatched=dispatched)
         secrets = secrets_in(arguments, tool.secret_paths) if arguments is not None else []
         try:
             if how == "release":
-                self.store.journal_release(intent.key, intent.owner)
+                yield Io(store.journal_release, store.ajournal_release, (intent.key, intent.owner))
             else:
-                self.store.journal_finish(intent.key, intent.owner, how, stored_outcome(final, secrets), self.now())
+                outcome = stored_outcome(final, secrets)
+                yield Io(store.journal_finish, store.ajournal_finish, (intent.key, intent.owner, how, outcome,
+                                                                        self.now()))
                 if how == "unknown" and "stop_id" not in final.meta.extra:  # the orchestrator may have written one
-                    self.store.add_stop(self._stop(intent, final, secrets))
-        except Exception:  # the lease will expire and the intent become unknown: never lost, never re-run
-            return _with_extra(final, journal="unrecorded")
-        return final
-
-    async def arecord(self, intent: Intent, tool: Tool, envelope: Envelope, arguments: Any = None) -> Envelope:
-        how, final = settle(intent, tool, envelope)
-        secrets = secrets_in(arguments, tool.secret_paths) if arguments is not None else []
-        try:
-            if how == "release":
-                await self.store.ajournal_release(intent.key, intent.owner)
-            else:
-                await self.store.ajournal_finish(
-                    intent.key, intent.owner, how, stored_outcome(final, secrets), self.now())
-                if how == "unknown" and "stop_id" not in final.meta.extra:
-                    await self.store.aadd_stop(self._stop(intent, final, secrets))
+                    yield Io(store.add_stop, store.aadd_stop, (self._stop(intent, final, secrets),))
         except Exception:
             return _with_extra(final, journal="unrecorded")
         return final
+
+    def record(self, intent: Intent, tool: Tool, envelope: Envelope, arguments: Any = None) -> Envelope:
+        """`recording`, performed here and now."""
+        return drive(self.recording(intent, tool, envelope, arguments), perform_io)
+
+    async def arecord(self, intent: Intent, tool: Tool, envelope: Envelope, arguments: Any = None) -> Envelope:
+        """`recording`, awaited."""
+        return await adrive(self.recording(intent, tool, envelope, arguments), aperform_io)
 
     def _stop(self, intent: Intent, envelope: Envelope, secrets: list[str]) -> StopRecord:
         error = envelope.error
@@ -277,7 +268,7 @@ class Journal:
             raise ValueError("force needs a note saying what was found")
         found = self.store.journal_get(key)
         if found is not None and found.status == "in_flight" and found.lease_until < self.now():
-            self._lapse(found)
+            drive(self.lapsing(found), perform_io)
             found = self.store.journal_get(key)
         if found is None:
             raise NotFound(f"No journal entry has the key {key!r}.", code="KEY_NOT_FOUND", field="key",
@@ -298,7 +289,7 @@ class Journal:
         """Mark every intent whose worker's lease ended as `unknown`, each with its stop record."""
         now = self.now()
         lapsed = [i for i in self.store.journal_list(status="in_flight", limit=1_000_000) if i.lease_until < now]
-        return sum(self._lapse(intent) for intent in lapsed)
+        return sum(drive(self.lapsing(intent), perform_io) for intent in lapsed)
 
     def list(self, status: IntentStatus | None = None, limit: int = 100) -> list[Intent]:
         self.expire()
@@ -493,25 +484,35 @@ def journal_unavailable(exc: BaseException, store: str = "", waited_s: float | N
     )
 
 
-def settle(intent: Intent, tool: Tool, envelope: Envelope) -> tuple[Settlement, Envelope]:
-    """How a dispatched write's envelope settles its intent, and the envelope the caller gets."""
+#: How a dispatched write's intent settles, by what its error says of the effect (`effect_fact`): nothing
+#: happened -> released (a later call may proceed); it may have -> `unknown` (never sent again blind); some
+#: of it happened -> `failed` (the answer is kept and replayed; a person re-reads).
+SETTLEMENTS: Final[Mapping[EffectFact, Settlement]] = {
+    EffectFact.NONE: "release", EffectFact.MAYBE: "unknown", EffectFact.SOME: "failed"}
+
+
+def settlement(error: ErrorInfo, tool: Tool, *, dispatched: bool) -> Settlement:
+    """The journal's half of the effect rule: `SETTLEMENTS` of the error's fact; an idempotent tool's unknown is
+    released instead (its owner enforces the key, so a retry re-sends it safely)."""
+    how = SETTLEMENTS[effect_fact(error.error_class, error.effect_done, dispatched=dispatched)]
+    return "release" if how == "unknown" and tool.idempotent else how
+
+
+def settle(intent: Intent, tool: Tool, envelope: Envelope, *, dispatched: bool = True) -> tuple[Settlement, Envelope]:
+    """How a write's envelope settles its intent, and the envelope the caller gets: with the key wherever the
+    write's fate is bound to it (unknown, kept, or an idempotent write's retry that re-sends it). A write that
+    was never dispatched (refused by its breaker, say) did nothing."""
     m, error = envelope.meta, envelope.error
-    # Built positionally, as the pipeline builds them, not by two `dataclasses.replace` (every journaled
-    # write passes here): 7.0 -> 2.5 us, best of 7 x 20,000 on a loaded 2-core VM.
     meta = Meta(m.tool, m.call_id, m.schema_version, m.attempts, intent.key, m.replayed, m.extra)
     if envelope.ok or error is None:
         return "done", Envelope(envelope.ok, meta, envelope.result, error)
-    cls = error.error_class
-    if cls in PRE_EFFECT_CLASSES or error.effect_done is False:  # nothing happened: a later call may proceed
-        return "release", Envelope(envelope.ok, meta, envelope.result, error)
-    if cls in UNCERTAIN_CLASSES:
-        if tool.idempotent:
-            return "release", replace(envelope, meta=meta, error=replace(error, idempotency_key=intent.key))
-        if cls is not ErrorClass.OUTCOME_UNKNOWN:
-            unknown = failed_after_dispatch(error.to_exception(), idempotency_key=intent.key)
-            return "unknown", Envelope.failure(unknown, meta)
-        return "unknown", replace(envelope, meta=meta, error=replace(error, idempotency_key=intent.key))
-    return "failed", replace(envelope, meta=meta, error=replace(error, idempotency_key=intent.key))
+    fact = effect_fact(error.error_class, error.effect_done, dispatched=dispatched)
+    how = settlement(error, tool, dispatched=dispatched)
+    if fact is EffectFact.NONE:
+        return how, Envelope(envelope.ok, meta, envelope.result, error)
+    if how == "unknown" and error.error_class is not ErrorClass.OUTCOME_UNKNOWN:
+        return how, Envelope.failure(failed_after_dispatch(error.to_exception(), idempotency_key=intent.key), meta)
+    return how, Envelope(envelope.ok, meta, envelope.result, replace(error, idempotency_key=intent.key))
 
 
 def stored_outcome(envelope: Envelope, secrets: list[str]) -> dict[str, Any]:

@@ -1,9 +1,10 @@
 """The gateway's runner: the pipeline with two stages in front (rate limits, request size) and, around every
 call, the response-cap notes and the metrics.
 
-The stages are the runner's own kind (see `toolproof.pipeline.stages`), so a refused call is audited like
-any other (`not_dispatched`) and answered with an envelope; neither tells the loop guard, since a caller
-that waits as told and calls again is doing the right thing.
+The stages are the runner's own kind (see `toolproof.pipeline.stages`), bound to this runner's limiter and
+caps (a reload swaps them), so a refused call is audited like any other (`not_dispatched`) and answered with
+an envelope; neither tells the loop guard, since a caller that waits as told and calls again is doing the
+right thing.
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ from ..contract.errors import RateLimited, ToolError
 from ..pipeline.effects import Io, Steps
 from ..pipeline.runner import Runner
 from ..pipeline.stages import STAGES, Step, audit
-from ..pipeline.state import CallState
+from ..pipeline.state import CallState, Env
 from .caps import CALL_NOTES, CallNotes, ResponseCaps, request_size, request_too_large
 from .limits import Limiter
 from .metrics import GatewayMetrics
@@ -33,6 +34,7 @@ class GatewayRunner(Runner):
         self.limiter = limiter or Limiter()
         self.caps = caps or ResponseCaps()
         self.metrics = metrics
+        self.stages = (self.limit, self.request_cap, *STAGES)
 
     async def call(self, name: str, arguments: Any = None, *, context: CallContext | None = None) -> Envelope:
         notes = CallNotes()
@@ -50,6 +52,27 @@ class GatewayRunner(Runner):
                                  capped=len(notes.capped))
         return envelope
 
+    def limit(self, env: Env, s: CallState) -> Step:
+        """The `[[limits]]` buckets: a caller over a limit is answered `rate_limited`, nothing is sent."""
+        limiter = self.limiter
+        if not limiter.rules:
+            return None
+        caller, name, upstream = s.context.principal, s.tool.name, s.tool.upstream or ""
+        if not limiter.shared_for(name, upstream):
+            refused = limiter.check(caller, name, upstream)
+            return None if refused is None else _refused(env, s, refused)
+        return _limit_shared(env, s, limiter, caller, name, upstream)
+
+    def request_cap(self, env: Env, s: CallState) -> Step:
+        """`[caps] max_request_bytes`: arguments too big to be a sensible call are refused before validation.
+        The audit record keeps their size, not them."""
+        caps = self.caps
+        size = request_size(s.raw, caps.max_request_bytes)
+        if size is None:
+            return None
+        s.raw = {"toolproof_request_too_large_bytes": size}
+        return _refused(env, s, request_too_large(size, caps.max_request_bytes))
+
 
 def _with_extra(envelope: Envelope, **extra: Any) -> Envelope:
     m = envelope.meta
@@ -57,39 +80,13 @@ def _with_extra(envelope: Envelope, **extra: Any) -> Envelope:
     return Envelope(envelope.ok, meta, envelope.result, envelope.error)
 
 
-def _refused(rt: Runner, s: CallState, error: ToolError) -> Envelope:
-    audit(rt, s, "not_dispatched", error)
+def _refused(env: Env, s: CallState, error: ToolError) -> Envelope:
+    audit(env, s, "not_dispatched", error)
     return Envelope.failure(error, Meta(s.tool.name, s.context.call_id or "", s.tool.schema_version, 0))
 
 
-def limit(rt: Runner, s: CallState) -> Step:
-    """The `[[limits]]` buckets: a caller over a limit is answered `rate_limited`, nothing is sent."""
-    limiter = rt.limiter if isinstance(rt, GatewayRunner) else None
-    if limiter is None or not limiter.rules:
-        return None
-    caller, name, upstream = s.context.principal, s.tool.name, s.tool.upstream or ""
-    if not limiter.shared_for(name, upstream):
-        refused = limiter.check(caller, name, upstream)
-        return None if refused is None else _refused(rt, s, refused)
-    return _limit_shared(rt, s, limiter, caller, name, upstream)
+def _limit_shared(env: Env, s: CallState, limiter: Limiter, caller: str | None, name: str, upstream: str) -> Steps:
+    refused: RateLimited | None = yield Io(limiter.check, None, (caller, name, upstream))
+    return None if refused is None else _refused(env, s, refused)
 
 
-def _limit_shared(rt: Runner, s: CallState, limiter: Limiter, caller: str | None, name: str, upstream: str) -> Steps:
-    refused: RateLimited | None = yield Io(lambda: limiter.check(caller, name, upstream))
-    return None if refused is None else _refused(rt, s, refused)
-
-
-def request_cap(rt: Runner, s: CallState) -> Step:
-    """`[caps] max_request_bytes`: arguments too big to be a sensible call are refused before validation.
-    The audit record keeps their size, not them."""
-    caps = rt.caps if isinstance(rt, GatewayRunner) else None
-    if caps is None:
-        return None
-    size = request_size(s.raw, caps.max_request_bytes)
-    if size is None:
-        return None
-    s.raw = {"toolproof_request_too_large_bytes": size}
-    return _refused(rt, s, request_too_large(size, caps.max_request_bytes))
-
-
-GatewayRunner.stages = (limit, request_cap, *STAGES)

@@ -1,10 +1,9 @@
-"""The two drivers of the pipeline: they run a call's stages and perform the I/O the stages ask for.
+"""The two drivers of the pipeline: they perform the effects a call's stages yield, and nothing else.
 
-`drive_sync` performs it on the caller's thread (a sync handler on the sync path never touches an event
-loop); `drive_async` awaits it and keeps blocking work off the event loop: a sync handler and any `Io`
-without an async form run on a worker thread. Both run the same loop over the call's plan (a `Then`'s
-effect performed and its result handed on; steps driven to what they return), and both close a stage's
-steps the same way when they stop early.
+`Effects.sync` performs them on the caller's thread (a sync handler on the sync path never touches an event
+loop); `Effects.async_` awaits them and keeps blocking work off the event loop: a sync handler and any `Io`
+without an async form run on a worker thread. The loop over the stages is `stages.run`, written once; the
+loop over effects is `stores.steps.drive` / `adrive`, also written once.
 """
 
 from __future__ import annotations
@@ -12,230 +11,105 @@ from __future__ import annotations
 import asyncio
 import contextvars
 import threading
-from collections.abc import Callable, Coroutine, Generator, Mapping
+from collections.abc import Callable, Coroutine, Mapping
 from concurrent.futures import Future
-from typing import TYPE_CHECKING, Any, Final
+from typing import Any
 
-from ..contract.envelope import Envelope
-from ..contract.tool import Tool
-from .effects import Clock, Dispatch, Effect, Io, Outcome, Sleep
-from .stages import (
-    READ_PLAN,
-    READ_PLAN_UNGUARDED,
-    Step,
-    Then,
-    admit,
-    attempted,
-    begin,
-    envelope_of,
-    guard,
-    interrupted,
-    runs_here,
-    validate,
-)
-from .state import CallState
+from ..stores.steps import Io, aperform_io, perform_io
+from .effects import Clock, Dispatch, Effect, Outcome, Sleep
 
-if TYPE_CHECKING:
-    from .runner import Runner
+__all__ = ["Effects"]
 
-#: `Outcome(...)` without the NamedTuple's Python-level `__new__` (0.18 -> 0.08 µs, once per attempt).
-_new_tuple: Final = tuple.__new__
+Args = tuple[tuple[Any, ...], Mapping[str, Any]]
 
 
-def drive_sync(rt: Runner, s: CallState) -> Envelope:
-    """Run the call's stages to its envelope, performing each effect here and now."""
-    stages = s.stages
-    if stages is READ_PLAN or stages is READ_PLAN_UNGUARDED:
-        return drive_read_sync(rt, s, guarded=stages is READ_PLAN)
-    for stage in stages:
-        step = stage(rt, s)
-        if step is not None:
-            envelope = step_sync(rt, s, step)
-            if envelope is not None:
-                return envelope
-    return s.envelope or envelope_of(s)
+class Effects:
+    """How one runner performs effects: here and now (`sync`) or awaited (`async_`), on the runner's clock."""
 
+    __slots__ = ("clock",)
 
-def drive_read_sync(rt: Runner, s: CallState, *, guarded: bool) -> Envelope:
-    """`drive_sync` unrolled for a read's plan (guard, validate, dispatch) whose handler runs right here: the
-    same stages and steps, with the first attempt's handler called in line rather than through `Then` and
-    `Dispatch`; what follows anything but a first success (a retry, a refusal) goes on through `step_sync`.
-    Earns its place: 75,340 -> 65,089 instructions per default call of the runner benchmark, with the smaller
-    cuts that came with it (valgrind callgrind; see benchmarks/bench_runner.py).
-    """
-    if guarded and s.scope is not None:  # the guard hands on a call with no run or conversation
-        step = guard(rt, s)
-        if step is not None and (envelope := step_sync(rt, s, step)) is not None:
-            return envelope
-    step = validate(rt, s)
-    if step is not None and (envelope := step_sync(rt, s, step)) is not None:
-        return envelope
-    begin(rt, s)
-    step = admit(rt, s)
-    if step is None:
-        try:
-            outcome = run_here(s.tool, s.bound, rt.clock)
-        except BaseException as exc:  # past Exception: as `stopped` does (a read has no write to settle)
-            interrupted(rt, s, exc)
-            raise
-        step = attempted(rt, s, outcome)
-    if step is not None and (envelope := step_sync(rt, s, step)) is not None:
-        return envelope
-    return s.envelope or envelope_of(s)
+    def __init__(self, clock: Clock) -> None:
+        self.clock = clock
 
+    def sync(self, effect: Effect) -> Any:
+        """One effect, here and now: its result (an `Outcome`, None, what the store call returned)."""
+        if type(effect) is Dispatch:
+            return dispatch_sync(effect, self.clock)
+        if type(effect) is Sleep:
+            self.clock.sleep(effect.seconds)
+            return None
+        assert isinstance(effect, Io)
+        return perform_io(effect)
 
-def step_sync(rt: Runner, s: CallState, step: Step) -> Envelope | None:
-    """Drive one stage's step until it hands the call on (None) or ends it (the envelope)."""
-    while step is not None:
-        if isinstance(step, Envelope):
-            return step
-        if isinstance(step, Then):
-            effect = step.effect
-            try:
-                # a Dispatch is the common case: without perform_sync's call
-                result = dispatch_sync(effect, rt.clock) if type(effect) is Dispatch else perform_sync(effect, rt.clock)
-            except BaseException as exc:
-                stopped(rt, s, effect, exc)
-                raise
-            step = step.next(rt, s, result)
-        else:
-            step = run_steps_sync(step, rt.clock)
-    return None
-
-
-async def drive_async(rt: Runner, s: CallState) -> Envelope:
-    """Run the call's stages to its envelope on the event loop; nothing that blocks runs on the loop itself."""
-    for stage in s.stages:
-        step = stage(rt, s)
-        while step is not None:
-            if isinstance(step, Envelope):
-                return step
-            if type(step) is Then:
-                try:
-                    result = await perform_async(step.effect, rt.clock)
-                except BaseException as exc:
-                    stopped(rt, s, step.effect, exc)
-                    raise
-                step = step.next(rt, s, result)
-            else:
-                step = await run_steps_async(step, rt.clock)  # type: ignore[arg-type]
-    return s.envelope or envelope_of(s)
-
-
-def stopped(rt: Runner, s: CallState, effect: Effect, exc: BaseException) -> None:
-    """A handler stopped past `Exception` (an interrupt, a cancellation): its write is settled before the raise."""
-    if type(effect) is Dispatch:
-        interrupted(rt, s, exc)
-
-
-def run_steps_sync(steps: Generator[Effect, Any, Any], clock: Clock) -> Any:
-    """Drive a stage's steps (or a whole traced pipeline) to what they return, performing each effect now."""
-    sent: Any = None
-    try:
-        while True:
-            effect = steps.send(sent)
-            try:
-                sent = perform_sync(effect, clock)
-            except BaseException as exc:
-                if type(effect) is Dispatch:  # past Exception: the steps settle what they must, then re-raise
-                    steps.throw(exc)
-                raise
-    except StopIteration as done:
-        return done.value
-    finally:
-        steps.close()  # stopped early (an exception): the steps' own cleanup runs here
-
-
-async def run_steps_async(steps: Generator[Effect, Any, Any], clock: Clock) -> Any:
-    """`run_steps_sync` on the event loop."""
-    sent: Any = None
-    try:
-        while True:
-            effect = steps.send(sent)
-            try:
-                sent = await perform_async(effect, clock)
-            except BaseException as exc:
-                if type(effect) is Dispatch:
-                    steps.throw(exc)
-                raise
-    except StopIteration as done:
-        return done.value
-    finally:
-        steps.close()  # cancelled mid-call: the steps' cleanup runs here, in this context
-
-
-def perform_sync(effect: Effect, clock: Clock) -> Any:
-    """One effect, here and now: its result (an `Outcome`, None, what the store call returned)."""
-    if type(effect) is Dispatch:
-        return dispatch_sync(effect, clock)
-    if type(effect) is Sleep:
-        clock.sleep(effect.seconds)
-        return None
-    assert isinstance(effect, Io)
-    return effect.sync()
-
-
-async def perform_async(effect: Effect, clock: Clock) -> Any:
-    """One effect, awaited: a sync handler, and a store call without an async form, on a worker thread."""
-    if type(effect) is Dispatch:
-        return await dispatch_async(effect, clock)
-    if type(effect) is Sleep:
-        await clock.async_sleep(effect.seconds)
-        return None
-    assert isinstance(effect, Io)
-    return await (effect.async_() if effect.async_ is not None else asyncio.to_thread(effect.sync))
+    async def async_(self, effect: Effect) -> Any:
+        """One effect, awaited: a sync handler, and a store call without an async form, on a worker thread."""
+        if type(effect) is Dispatch:
+            return await dispatch_async(effect, self.clock)
+        if type(effect) is Sleep:
+            await self.clock.async_sleep(effect.seconds)
+            return None
+        assert isinstance(effect, Io)
+        return await aperform_io(effect)
 
 
 def dispatch_sync(effect: Dispatch, clock: Clock) -> Outcome:
     """Run the handler on this thread (async handlers in their own loop; a time limit needs a thread).
 
-    A sync handler whose tool has no `timeout_s` runs right here, on the caller's thread (`runs_here`).
-    Everything else gives up waiting at `effect.timeout_s`.
+    A sync handler whose tool has no `timeout_s` runs right here, on the caller's thread: no thread could stop
+    it anyway (the call's wall budget then bounds it only between attempts), and it may hold thread-bound
+    objects (a sqlite3 connection). Everything else gives up waiting at `effect.timeout_s`.
     """
-    tool = effect.tool
-    timeout = effect.timeout_s
-    if runs_here(tool) or (not tool.is_async and timeout is None):
-        return run_here(tool, (effect.args, effect.kwargs), clock)
+    tool, timeout, bound = effect.tool, effect.timeout_s, (effect.args, effect.kwargs)
+    if not tool.is_async and (tool.timeout_s is None or timeout is None):
+        return run_here(tool.handler, bound, clock)
     start = clock.monotonic()
     try:
         if tool.is_async:
             value = _run_coroutine_blocking(tool.handler(*effect.args, **effect.kwargs), timeout)
         else:
-            value = _in_thread(tool.name, tool.handler, *effect.args, **effect.kwargs).result(timeout)
+            outcome: Outcome = _in_thread(f"toolproof-{tool.name}", run_here, (tool.handler, bound, clock)).result(
+                timeout)
+            return outcome
     except Exception as exc:
-        return _new_tuple(Outcome, (None, exc, clock.monotonic() - start))
-    return _new_tuple(Outcome, (value, None, clock.monotonic() - start))
+        return Outcome(None, exc, clock.monotonic() - start)
+    return Outcome(value, None, clock.monotonic() - start)
 
 
-def run_here(tool: Tool, bound: tuple[tuple[Any, ...], Mapping[str, Any]], clock: Clock) -> Outcome:
+def run_here(handler: Callable[..., Any], bound: Args, clock: Clock) -> Outcome:
     """A sync handler called on this thread with its (args, kwargs): what it returned or raised (past `Exception`
-    it propagates)."""
-    args, kwargs = bound  # taken whole: `run_here(tool, *bound, clock)` cost 900 more instructions (callgrind)
+    it propagates). The handler's arguments are never mixed with a helper's own parameters, so a tool may
+    name its parameters anything (`name`, `fn`, `self`...)."""
+    args, kwargs = bound
     start = clock.monotonic()
     try:
-        value = tool.handler(*args, **kwargs)
+        value = handler(*args, **kwargs)
     except Exception as exc:
-        return _new_tuple(Outcome, (None, exc, clock.monotonic() - start))
-    return _new_tuple(Outcome, (value, None, clock.monotonic() - start))
+        return Outcome(None, exc, clock.monotonic() - start)
+    return Outcome(value, None, clock.monotonic() - start)
 
 
 async def dispatch_async(effect: Dispatch, clock: Clock) -> Outcome:
-    """Await the handler under its time limit; a sync handler runs on a worker thread, never on the loop."""
+    """Await the handler under its time limit; a sync handler runs on a worker thread, never on the loop.
+
+    A sync handler's own exceptions (StopIteration included, which a Future cannot carry) come back inside its
+    `Outcome`, caught on its thread."""
     tool = effect.tool
     start = clock.monotonic()
     timeout = effect.timeout_s
+    bound = (effect.args, effect.kwargs)
     try:
         if tool.is_async:
             coro = tool.handler(*effect.args, **effect.kwargs)
             value = await (coro if timeout is None else _bounded(coro, timeout))
         elif timeout is not None:
-            future = _in_thread(tool.name, tool.handler, *effect.args, **effect.kwargs)
-            value = await asyncio.wait_for(asyncio.wrap_future(future), timeout)
+            future = _in_thread(f"toolproof-{tool.name}", run_here, (tool.handler, bound, clock))
+            done: Outcome = await asyncio.wait_for(asyncio.wrap_future(future), timeout)
+            return done
         else:
-            value = await asyncio.to_thread(tool.handler, *effect.args, **effect.kwargs)
+            return await asyncio.to_thread(run_here, tool.handler, bound, clock)
     except Exception as exc:
-        return _new_tuple(Outcome, (None, exc, clock.monotonic() - start))
-    return _new_tuple(Outcome, (value, None, clock.monotonic() - start))
+        return Outcome(None, exc, clock.monotonic() - start)
+    return Outcome(value, None, clock.monotonic() - start)
 
 
 async def _bounded(coro: Coroutine[Any, Any, Any], timeout_s: float) -> Any:
@@ -263,8 +137,8 @@ def _drop_outcome(task: asyncio.Future[Any]) -> None:
         task.exception()
 
 
-def _in_thread(name: str, fn: Callable[..., Any], *args: Any, **kwargs: Any) -> Future[Any]:
-    """Run `fn` on its own daemon thread so that the caller can stop waiting for it.
+def _in_thread(label: str, fn: Callable[..., Any], args: tuple[Any, ...]) -> Future[Any]:
+    """Run `fn(*args)` on its own daemon thread so that the caller can stop waiting for it.
 
     Python cannot kill a thread: after a timeout the handler keeps running until it returns by itself (its
     result is then dropped). A daemon thread at least never blocks interpreter exit. Give handlers their
@@ -277,11 +151,11 @@ def _in_thread(name: str, fn: Callable[..., Any], *args: Any, **kwargs: Any) -> 
         if not future.set_running_or_notify_cancel():
             return
         try:
-            future.set_result(context.run(fn, *args, **kwargs))
+            future.set_result(context.run(fn, *args))
         except BaseException as exc:
             future.set_exception(exc)
 
-    threading.Thread(target=target, name=f"toolproof-{name}", daemon=True).start()
+    threading.Thread(target=target, name=label, daemon=True).start()
     return future
 
 
@@ -304,4 +178,4 @@ def _run_coroutine_blocking(coro: Any, timeout_s: float | None) -> Any:
     async def bounded() -> Any:
         return await _bounded(coro, timeout_s)
 
-    return _in_thread("async-handler", asyncio.run, bounded()).result(timeout_s)
+    return _in_thread("toolproof-async-handler", asyncio.run, (bounded(),)).result(timeout_s)

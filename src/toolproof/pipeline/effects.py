@@ -1,9 +1,7 @@
 """What the pipeline asks its driver to do (effects), and what the driver sends back.
 
-The pipeline never performs I/O: it yields one of these and gets the result back from `send()`. The sync
-driver performs them on the caller's thread, the async driver awaits them (and keeps blocking work off the
-event loop). Effects and outcomes are NamedTuples: immutable like frozen dataclasses, several times
-cheaper to build (one of each per call, on the hot path).
+The pipeline never performs I/O: it yields one of these and is sent the result (or thrown what performing it
+raised). `drivers.py` performs them, on the caller's thread or awaited on the event loop.
 """
 
 from __future__ import annotations
@@ -16,6 +14,9 @@ from typing import Any, Final, NamedTuple, TypeAlias
 
 from ..contract.envelope import Envelope
 from ..contract.tool import Tool
+from ..stores.steps import Io
+
+__all__ = ["SYSTEM_CLOCK", "Clock", "Dispatch", "Effect", "Io", "Outcome", "Pipeline", "Sleep", "Steps"]
 
 
 class Dispatch(NamedTuple):
@@ -36,14 +37,6 @@ class Sleep(NamedTuple):
     seconds: float
 
 
-class Io(NamedTuple):
-    """A store call: `sync()` on the sync path; on the async path `async_()` when given, else `sync()` on a
-    worker thread (a blocking call never runs on the event loop). Sent back: what the call returned."""
-
-    sync: Callable[[], Any]
-    async_: Callable[[], Awaitable[Any]] | None = None
-
-
 Effect: TypeAlias = Dispatch | Sleep | Io
 
 
@@ -55,18 +48,21 @@ class Outcome(NamedTuple):
     elapsed_s: float
 
 
-#: A stage, or the whole pipeline: yields effects, is sent their results, returns its answer.
+#: A stage's steps: yields effects, is sent their results, returns the envelope that ends the call or None.
 Steps: TypeAlias = Generator[Effect, Any, Envelope | None]
+#: The whole pipeline of one call: it always ends in an envelope.
 Pipeline: TypeAlias = Generator[Effect, Any, Envelope]
 
 
 @dataclass(frozen=True, slots=True)
 class Clock:
-    """Time for the runner, injectable so that policy tests run in milliseconds."""
+    """Time for the runner, injectable so that policy tests run in milliseconds: `monotonic` for budgets and
+    backoff, `time` (wall clock, epoch seconds) for journal leases, approval expiry and record times."""
 
     monotonic: Callable[[], float] = time.monotonic
     sleep: Callable[[float], None] = time.sleep
     async_sleep: Callable[[float], Awaitable[None]] = asyncio.sleep
+    time: Callable[[], float] = time.time
 
 
 SYSTEM_CLOCK: Final = Clock()

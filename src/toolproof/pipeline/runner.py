@@ -1,8 +1,9 @@
 """`Runner`: runs tool calls through the pipeline and returns an `Envelope` for every call.
 
 The runner holds the configuration and the state that outlives one call (breakers, run budgets, the loop
-guard, the journal, the audit writer); `stages.py` holds the pipeline, `state.py` the state of one call,
-`effects.py` what the pipeline asks for and `drivers.py` the two ways of doing it (`call`, `call_sync`).
+guard, the journal, the audit writer), gathered in the `Env` its stages are given; `stages.py` holds the
+pipeline, `state.py` the environment and the state of one call, `effects.py` what the pipeline asks for and
+`drivers.py` the two ways of doing it (`call`, `call_sync`).
 """
 
 from __future__ import annotations
@@ -12,7 +13,8 @@ import random
 import threading
 import weakref
 from collections.abc import Callable, Mapping, Sequence
-from typing import Any, ClassVar, Final, TypeAlias
+from dataclasses import replace
+from typing import Any, Final, Generic, TypeAlias, TypeVar, overload
 
 from ..approvals import DEFAULT_TTL_S, await_decision, wait_for_decision
 from ..audit.trail import AuditWriter, Hook, ToolSpans
@@ -28,10 +30,11 @@ from ..orchestration.policy import RetryBucket, RetryPolicy, RunBudget, RunState
 from ..stores import Store, open_store
 from ..stores.approval import ApprovalRequest
 from ..stores.intent import Intent
-from .drivers import drive_async, drive_sync, run_steps_async, run_steps_sync
+from ..stores.steps import adrive, drive
+from .drivers import Effects
 from .effects import SYSTEM_CLOCK, Clock, Pipeline
-from .stages import STAGES, Stage, plan, run_stages
-from .state import CallState
+from .stages import STAGES, Stage, plan, run
+from .state import CallState, Env, Route
 
 __all__ = ["Clock", "Runner"]
 
@@ -48,6 +51,29 @@ class _Default:
 _DEFAULT: Final = _Default()
 
 BreakerOption: TypeAlias = BreakerConfig | Mapping[str, BreakerConfig | None] | None
+_T = TypeVar("_T")
+
+
+class _Part(Generic[_T]):
+    """A runner attribute that lives in the runner's `Env`, where its stages see it. Setting one (say a tuned
+    `Journal`) swaps in a new environment; a call already running keeps the one it started with."""
+
+    def __set_name__(self, owner: type, name: str) -> None:
+        self._name = name
+
+    @overload
+    def __get__(self, runner: None, owner: type) -> _Part[_T]: ...
+    @overload
+    def __get__(self, runner: Runner, owner: type) -> _T: ...
+    def __get__(self, runner: Runner | None, owner: type) -> _Part[_T] | _T:
+        if runner is None:
+            return self
+        value: _T = getattr(runner.env, self._name)
+        return value
+
+    def __set__(self, runner: Runner, value: _T) -> None:
+        changes: dict[str, Any] = {self._name: value}
+        runner._env = replace(runner.env, **changes)
 
 
 class Runner:
@@ -70,10 +96,24 @@ class Runner:
     see docs/idempotency.md, "Who is asking").
     """
 
-    #: The stages every call runs, in order (see `toolproof.pipeline.stages`); a subclass may add its own.
-    stages: ClassVar[tuple[Stage, ...]] = STAGES
-    #: How long an approval request waits for a person before it expires (seconds); set per runner.
-    approval_ttl_s: float = DEFAULT_TTL_S
+    #: The stages every call runs, in order (see `toolproof.pipeline.stages`); a subclass (or an instance) may
+    #: add its own.
+    stages: tuple[Stage, ...] = STAGES
+
+    toolset: _Part[Toolset] = _Part()
+    clock: _Part[Clock] = _Part()
+    store: _Part[Store] = _Part()
+    #: Exactly-once bookkeeping for writes; replace to tune wait/lease.
+    journal: _Part[Journal] = _Part()
+    writer: _Part[AuditWriter | None] = _Part()
+    retry: _Part[RetryPolicy] = _Part()
+    budget: _Part[RunBudget | None] = _Part()
+    retry_bucket: _Part[RetryBucket | None] = _Part()
+    loop_guard: _Part[LoopGuard | None] = _Part()
+    shared_state: _Part[SharedState] = _Part()
+    rng: _Part[Callable[[], float]] = _Part()
+    #: How long an approval request waits for a person before it expires (seconds).
+    approval_ttl_s: _Part[float] = _Part()
 
     def __init__(
         self,
@@ -93,33 +133,39 @@ class Runner:
         shared_state: SharedState | str | None = None,
         unknown_conversation: UnknownConversation = "clarify",
         clarify_window_s: float | None = None,
+        approval_ttl_s: float = DEFAULT_TTL_S,
     ) -> None:
         if not isinstance(toolset, Toolset):
             raise TypeError(f"Runner needs a toolproof.Toolset, got {type(toolset).__name__}")
-        self.toolset = toolset
-        self.clock = clock
-        self.store = store if isinstance(store, Store) else open_store(store)
-        # Exactly-once bookkeeping for writes; replace to tune wait/lease.
-        self.journal = Journal(self.store, unknown_conversation=unknown_conversation,
-                               clarify_window_s=clarify_window_s)
-        self.warned_unknown_conversation = False  # the claim stage warns once per runner
+        opened = store if isinstance(store, Store) else open_store(store)
+        shared = shared_state if isinstance(shared_state, SharedState) else open_shared_state(shared_state)
+        writer = AuditWriter(opened, hooks=hooks, persist=audit) if (audit or hooks) else None
+        self._env = Env(
+            toolset=toolset, clock=clock, store=opened,
+            journal=Journal(opened, now=clock.time, unknown_conversation=unknown_conversation,
+                            clarify_window_s=clarify_window_s),
+            writer=writer,
+            retry=retry if retry is not None else RetryPolicy(max_attempts=1, max_wall_s=None),
+            budget=budget,
+            retry_bucket=shared.bucket() if isinstance(retry_bucket, _Default) else retry_bucket,
+            loop_guard=LoopGuard() if isinstance(loop_guard, _Default) else loop_guard,
+            shared_state=shared, rng=rng, approval_ttl_s=approval_ttl_s, route=self.route, run_state=self.run_state)
+        self._effects = Effects(clock)
         self._call_ids = CallIds().__call__  # a bound method: called cheaper than the instance
-        self.retry = retry if retry is not None else RetryPolicy(max_attempts=1, max_wall_s=None)
-        self.budget = budget
-        self.shared_state = shared_state if isinstance(shared_state, SharedState) else open_shared_state(shared_state)
-        self.retry_bucket = self.shared_state.bucket() if isinstance(retry_bucket, _Default) else retry_bucket
-        self.loop_guard = LoopGuard() if isinstance(loop_guard, _Default) else loop_guard
         self._breaker_option = breakers
         self._breakers: dict[str, Breaker | None] = {}
         self._breaker_lock = threading.Lock()
         self._runs: dict[str, RunState] = {}
-        self._routes: dict[str, tuple[Tool, tuple[Stage, ...], Breaker | None]] = {}
-        self.rng = rng
+        self._routes: dict[str, Route] = {}
         self._spans = None if otel is False or otel is None else ToolSpans(None if otel is True else otel)
-        self.writer = AuditWriter(self.store, hooks=hooks, persist=audit) if (audit or hooks) else None
-        if self.writer is not None:
+        if writer is not None:
             # Flush at interpreter exit or when the runner is collected, even if close() was forgotten.
-            self._finalizer = weakref.finalize(self, self.writer.close)
+            self._finalizer = weakref.finalize(self, writer.close)
+
+    @property
+    def env(self) -> Env:
+        """What this runner's stages are given (its parts); a stage added by a subclass reads the same."""
+        return self._env
 
     def close(self) -> None:
         """Write the queued audit records, then flush and release the store."""
@@ -173,28 +219,23 @@ class Runner:
 
     async def call(self, name: str, arguments: Any = None, *, context: CallContext | None = None) -> Envelope:
         """Validate and run one call; every outcome is an `Envelope`. Unknown tools raise `UnknownTool`."""
-        state = self._start(self.toolset.get(name), arguments, context)
-        if self._spans is not None:
-            return await run_steps_async(self._traced(state), self.clock)  # type: ignore[no-any-return]
-        return await drive_async(self, state)
+        return await adrive(self._pipeline(name, arguments, context), self._effects.async_)
 
     def call_sync(self, name: str, arguments: Any = None, *, context: CallContext | None = None) -> Envelope:
         """The same pipeline for synchronous callers; sync handlers run without an event loop."""
-        state = self._start(self.toolset.get(name), arguments, context)
-        if self._spans is not None:
-            return run_steps_sync(self._traced(state), self.clock)  # type: ignore[no-any-return]
-        return drive_sync(self, state)
+        return drive(self._pipeline(name, arguments, context), self._effects.sync)
 
     def plan(self, tool: Tool) -> tuple[Stage, ...]:
         """The stages this tool's calls run (`stages.plan`), worked out on its first call."""
-        return self.route(tool)[1]
+        return self.route(tool).stages
 
-    def route(self, tool: Tool) -> tuple[Tool, tuple[Stage, ...], Breaker | None]:
+    def route(self, tool: Tool) -> Route:
         """The tool, the stages its calls run and the breaker its attempts answer to: worked out on its first
         call, kept while the toolset holds this very tool."""
         found = self._routes.get(tool.name)
-        if found is None or found[0] is not tool:
-            found = self._routes[tool.name] = (tool, plan(self, tool), self.breaker(tool.upstream or tool.name))
+        if found is None or found.tool is not tool:
+            stages = plan(self.stages, tool, guarded=self._env.loop_guard is not None)
+            found = self._routes[tool.name] = Route(tool, stages, self.breaker(tool.upstream or tool.name))
         return found
 
     def reconcile(self, key: str, outcome: str = "done", *, result: Any = None, note: str | None = None) -> Intent:
@@ -229,30 +270,34 @@ class Runner:
 
     # --- one call ---------------------------------------------------------------------------------------------
 
-    def _start(self, tool: Tool, arguments: Any, context: CallContext | None) -> CallState:
-        """The call's state: its tool, its context (a call id and attempt 1 filled in), what was sent."""
+    def _pipeline(self, name: str, arguments: Any, context: CallContext | None) -> Pipeline:
+        """The pipeline of one call (`stages.run`, traced when the runner has spans), given its state: its tool,
+        its context (a call id and attempt 1 filled in), what was sent, its route."""
+        env = self._env
+        tool = env.toolset.get(name)
         ctx = fresh_context(self._call_ids()) if context is None else self._context(context)
         scope = ctx.run_id or ctx.conversation_id or ctx.session_id  # the loop guard's memory
-        found = self._routes.get(tool.name)  # `route`, without its frame (on every call)
-        if found is None or found[0] is not tool:
-            found = self.route(tool)
-        return CallState(tool, ctx, arguments, self.clock.monotonic(), found[1], found[2], scope)
+        route = self._routes.get(name)
+        if route is None or route.tool is not tool:
+            route = self.route(tool)
+        state = CallState(tool, ctx, arguments, env.clock.monotonic(), route.stages, route.breaker, scope)
+        return run(env, state) if self._spans is None else self._traced(env, state)
 
     def _context(self, context: CallContext) -> CallContext:
         """The caller's context with a call id and attempt 1 filled in when missing."""
-        if type(context) is not CallContext and not isinstance(context, CallContext):
+        if not isinstance(context, CallContext):
             raise TypeError(f"context must be a toolproof.CallContext, not {type(context).__name__}")
         if context.call_id is None or context.attempt == 0:
             return with_call(context, context.call_id or self._call_ids())
         return context
 
-    def _traced(self, state: CallState) -> Pipeline:
+    def _traced(self, env: Env, state: CallState) -> Pipeline:
         """The pipeline inside an `execute_tool` span, current while it runs (handler spans nest under it)."""
         spans = self._spans
         assert spans is not None
         span, token = spans.start(state.tool, state.context.call_id or "")
         try:
-            envelope = yield from run_stages(self, state)
+            envelope = yield from run(env, state)
         except BaseException as exc:  # includes GeneratorExit: the driver closes an abandoned pipeline
             spans.end(span, token, None, exc)
             raise

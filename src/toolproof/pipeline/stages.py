@@ -1,24 +1,22 @@
 """The stages of one call: guard -> validate -> approval -> claim -> dispatch (attempt, decide) -> settle.
 
-A stage is a function of the runner and the call's `CallState`. It returns None to hand the call on, the
-`Envelope` that ends it, or, when it needs I/O, either its steps (a generator that yields effects:
-`Dispatch`, `Sleep`, `Io`; is sent their results; returns the envelope or None: a stage may simply be a
-generator function) or `Then(effect, next)`: one effect, and the function that takes its result and returns
-the next step. `Then` is how the common path (one dispatch that succeeds) runs with no generator at all.
-`STAGES` lists the stages in order; a runner runs `Runner.stages`, so a subclass adds a stage (a rate
-limiter, an approval gate) with one new function and one tuple; `plan` leaves out, per tool, the stages
-that could only hand its calls on. The helpers below the stages (`attempt`, `decide`, `failed`, `give_up`,
-...) are the steps the stages share. Policy comes from `decide_retry`, the breaker and the loop guard; I/O
-is only ever returned or yielded, and the drivers perform it.
+A stage is a function of the call's environment (`Env`: the runner's clock, journal, store, policies) and
+the call's `CallState`. It returns None to hand the call on, the `Envelope` that ends it, or its steps: a
+generator that yields effects (`Dispatch`, `Sleep`, `Io`), is sent their results (or thrown what performing
+them raised) and returns the envelope or None. `run` is the one loop over a call's stages; the drivers
+(`drivers.py`) only perform effects. `STAGES` lists the stages in order; a runner runs `Runner.stages`, so a
+subclass adds a stage (a rate limiter, an approval gate) with one new function and one tuple; `plan` leaves
+out, per tool, the stages that could only hand its calls on. The helpers below the stages (`attempted`,
+`decide`, `failed`, `give_up`, ...) are the steps the stages share. Policy comes from `decide_retry`, the
+breaker and the loop guard; I/O is only ever yielded.
 """
 
 from __future__ import annotations
 
 import logging
-import time
 from collections.abc import Callable, Generator
 from dataclasses import replace
-from typing import TYPE_CHECKING, Any, Final, NamedTuple, TypeAlias
+from typing import Any, Final, TypeAlias
 
 from ..approvals import new_request, refusal, request_id
 from ..audit.trail import build_stop, effect_status, log_stop, stop_log, tool_failure
@@ -44,107 +42,66 @@ from ..orchestration.policy import RetryDecision, StopReason, decide_retry, stop
 from ..stores.intent import Intent
 from ..stores.records import StopRecord
 from .effects import Dispatch, Effect, Io, Outcome, Pipeline, Sleep, Steps
-from .state import CallState
+from .state import CallState, Env
 
-if TYPE_CHECKING:
-    from .runner import Runner
+__all__ = ["STAGES", "Stage", "Step", "approval", "audit", "claim", "dispatch", "give_up", "guard", "plan", "run",
+           "settle", "validate"]
 
-#: Effects and audit entries are built with `tuple.__new__`, not the NamedTuple's Python-level `__new__`:
-#: 0.18 -> 0.08 µs each (0.27 -> 0.10 µs for the 9 fields of an audit entry; CPU time, best of 30).
-_new_tuple: Final = tuple.__new__
-
-
-
-class Then(NamedTuple):
-    """One effect for the driver to perform, and the function that takes its result to the next step."""
-
-    effect: Effect
-    next: Callable[[Runner, CallState, Any], Step]
-
-
-#: What a stage returns: None (hand on), the envelope that ends the call, or the I/O that will say which
-#: (steps may end in the next step: a failed attempt's decision ends in the next attempt).
-Step: TypeAlias = "Envelope | Generator[Effect, Any, Step] | Then | None"
+#: What a stage returns: None (hand on), the envelope that ends the call, or the steps that will say which.
+Step: TypeAlias = Envelope | Steps | None
 #: One stage of the pipeline.
-Stage: TypeAlias = Callable[["Runner", CallState], Step]
+Stage: TypeAlias = Callable[[Env, CallState], Step]
 
 log = logging.getLogger("toolproof")
 
 
-def plan(rt: Runner, tool: Tool) -> tuple[Stage, ...]:
-    """The runner's stages that can act on this tool's calls; the others would hand every one of them on: a
-    read has no journal (claim, settle), a tool without a rule no approval, a runner without one no loop guard.
-    Worked out once per tool (`Runner`), it saves their calls on every call."""
+def plan(stages: tuple[Stage, ...], tool: Tool, *, guarded: bool) -> tuple[Stage, ...]:
+    """The stages that can act on this tool's calls; the others would hand every one of them on: a read has no
+    journal (claim, settle), a tool without a rule no approval, a runner without a loop guard no guard. Worked
+    out once per tool (`Runner.route`), it saves their calls on every call."""
     idle: set[Stage] = set()
     if tool.effect != "write":
         idle.update((claim, settle))
     if tool.approval is None:
         idle.add(approval)
-    if rt.loop_guard is None:
+    if not guarded:
         idle.add(guard)
-    stages = tuple(stage for stage in rt.stages if stage not in idle)
-    if runs_here(tool):
-        for known in (READ_PLAN, READ_PLAN_UNGUARDED):
-            if stages == known:
-                return known
-    return stages
+    return tuple(stage for stage in stages if stage not in idle)
 
 
-def runs_here(tool: Tool) -> bool:
-    """A sync handler with no `timeout_s` runs on the sync driver's own thread: no thread could stop it anyway,
-    so the call's wall budget bounds it only between attempts."""
-    return not tool.is_async and tool.timeout_s is None
-
-
-def envelope_of(s: CallState) -> Envelope:
-    """The envelope a call settled on when its last stage handed it on (settle returns it; a read has none)."""
+def run(env: Env, s: CallState) -> Pipeline:
+    """The pipeline of one call, the one loop: each stage in turn until one ends the call with its envelope
+    (steps performed through the driver on the way); after the last, the envelope dispatch settled on."""
+    for stage in s.stages:
+        step = stage(env, s)
+        if step is None:
+            continue
+        if not isinstance(step, Envelope):
+            step = yield from step
+            if step is None:
+                continue
+        return step
     if s.envelope is None:
         raise RuntimeError("no stage returned an envelope and none was settled on: a runner's stages need dispatch")
     return s.envelope
 
 
-def run_stages(rt: Runner, s: CallState) -> Pipeline:
-    """The pipeline of one call as one generator (a read fallback runs inside another call's steps; tracing
-    wraps a call): its plan in order, until a stage returns the envelope. The drivers run the same loop."""
-    for stage in s.stages:
-        step = stage(rt, s)
-        while step is not None:
-            if type(step) is Envelope:
-                return step
-            if type(step) is Then:
-                step = step.next(rt, s, (yield from perform(rt, s, step.effect)))
-            else:  # steps: perform their effects, then see what they returned
-                step = yield from step  # type: ignore[misc]
-    return envelope_of(s)
-
-
-def perform(rt: Runner, s: CallState, effect: Effect) -> Generator[Effect, Any, Any]:
-    """A `Then`'s effect, yielded to the driver (as steps would); a dispatch stopped by a BaseException
-    settles its write first (`interrupted`)."""
-    try:
-        return (yield effect)
-    except BaseException as exc:
-        if type(effect) is Dispatch:
-            interrupted(rt, s, exc)
-        raise
-
-
 # --- the stages ---------------------------------------------------------------------------------------------
 
 
-def guard(rt: Runner, s: CallState) -> Step:
+def guard(env: Env, s: CallState) -> Step:
     """The loop guard: an identical repeat of a call that just failed is not sent again."""
-    loop_guard = rt.loop_guard
+    loop_guard = env.loop_guard
     if loop_guard is None or s.scope is None:
         return None
     blocked = loop_guard.check(s.scope, s.tool.name, s.raw)
     if blocked is None:
         return None
-    audit(rt, s, "not_dispatched", blocked.error)
-    return give_up(rt, s, blocked.error, blocked.reason)
+    audit(env, s, "not_dispatched", blocked.error)
+    return give_up(env, s, blocked.error, blocked.reason)
 
 
-def validate(rt: Runner, s: CallState) -> Step:
+def validate(env: Env, s: CallState) -> Step:
     """Validation, before any side effect; a write gets its idempotency key here (ours, never the model's)."""
     tool = s.tool
     try:
@@ -155,39 +112,28 @@ def validate(rt: Runner, s: CallState) -> Step:
         s.bound = tool.bind(args, s.context)
     except InvalidArgument as exc:
         s.validation = "failed"
-        s.elapsed_s = rt.clock.monotonic() - s.started
-        audit(rt, s, "invalid", exc)
-        return failed(rt, s, ErrorInfo.from_exception(exc), None)
+        s.elapsed_s = env.clock.monotonic() - s.started
+        audit(env, s, "invalid", exc)
+        return failed(env, s, ErrorInfo.from_exception(exc), None)
     s.validation, s.args = "ok", args
     return None
 
 
-def claim(rt: Runner, s: CallState) -> Step:
+def claim(env: Env, s: CallState) -> Step:
     """The journal (writes only): claim the intent before dispatch; a repeat is replayed or refused."""
     if s.key is None:
         return None
-    if s.context.conversation_id is None and not rt.warned_unknown_conversation:
-        warn_unknown_conversation(rt, s.tool.name)
-    return claim_intent(rt, s)
+    if s.context.conversation_id is None:
+        env.journal.note_no_conversation(s.tool.name)
+    return claim_intent(env, s)
 
 
-def warn_unknown_conversation(rt: Runner, tool: str) -> None:
-    """Once per runner: writes are being run with no conversation, so a resend and a second order look alike."""
-    rt.warned_unknown_conversation = True
-    how = ("replayed to every caller (merged)" if rt.journal.unknown_conversation == "replay"
-           else "answered with needs_clarification")
-    log.warning("toolproof: the write %s was called with no conversation (CallContext.conversation_id is None); "
-                "an identical write by the same principal is %s. Pass the conversation: CallContext("
-                "conversation_id=...), a framework adapter, or the MCP _meta key dev.toolproof/conversation_id "
-                "(docs/idempotency.md, 'Who is asking').", tool, how)
-
-
-def claim_intent(rt: Runner, s: CallState) -> Steps:
+def claim_intent(env: Env, s: CallState) -> Steps:
     """Claim this write's intent, waiting while the same key is in flight; replay or refuse a repeat."""
     assert s.key is not None and s.args is not None
     tool, call_id = s.tool, s.context.call_id or ""
-    intent = rt.journal.new_intent(tool, s.args, s.context, s.key)
-    found, tries = yield from claim_retrying(rt, s, intent)
+    intent = env.journal.new_intent(tool, s.args, s.context, s.key)
+    found, tries = yield from claim_retrying(env, s, intent)
     if found.kind == "proceed":
         s.intent = intent
         return None
@@ -195,7 +141,7 @@ def claim_intent(rt: Runner, s: CallState) -> Steps:
         return replay_envelope(found.intent, tool, call_id)
     assert found.error is not None
     if journal_down(found):
-        return (yield from journal_gone(rt, s, found.error, tries))
+        return (yield from journal_gone(env, s, found.error, tries))
     return Envelope.failure(found.error, Meta(tool.name, call_id, tool.schema_version, 0, s.key.key))
 
 
@@ -205,126 +151,114 @@ def journal_down(found: Claim) -> bool:
     return found.kind == "refuse" and error is not None and error.error_class is ErrorClass.TRANSIENT_UPSTREAM
 
 
-def claim_retrying(rt: Runner, s: CallState, intent: Intent) -> Generator[Effect, Any, tuple[Claim, int]]:
+def claim_retrying(env: Env, s: CallState, intent: Intent) -> Generator[Effect, Any, tuple[Claim, int]]:
     """Claim; while the journal cannot be reached, claim again under the runner's retry policy (its attempts,
     backoff and wall budget: nothing was sent, so any write may be retried here). The claim and the tries."""
-    policy, tries = rt.retry, 0
+    policy, tries = env.retry, 0
     deadline = None if policy.max_wall_s is None else s.started + policy.max_wall_s
     while True:
-        found = yield from journal_claim(rt, intent)
+        found = yield from journal_claim(env, intent)
         tries += 1
         if not journal_down(found) or tries >= policy.max_attempts:
             return found, tries
-        delay = policy.backoff(tries, rt.rng())
-        if deadline is not None and rt.clock.monotonic() + delay >= deadline:
+        delay = policy.backoff(tries, env.rng())
+        if deadline is not None and env.clock.monotonic() + delay >= deadline:
             return found, tries
         yield Sleep(delay)
 
 
-def journal_gone(rt: Runner, s: CallState, error: ToolError, tries: int) -> Steps:
+def journal_gone(env: Env, s: CallState, error: ToolError, tries: int) -> Steps:
     """The journal stayed unreachable through the retries: the write was never sent; the runner gives up and
     says so (escalate, with a stop record), since nothing will retry it behind the caller's back."""
     times = "once" if tries == 1 else f"{tries} times"
     info = replace(ErrorInfo.from_exception(error), hint=(
         f"Nothing was done: the write was not sent. The write journal was tried {times} and could not be reached; "
         "do not call it again for this request: tell the person it is unavailable now, or hand over."))
-    return (yield from give_up(rt, s, info, StopReason.BUDGET_EXHAUSTED))
+    return (yield from give_up(env, s, info, StopReason.BUDGET_EXHAUSTED))
 
 
-def dispatch(rt: Runner, s: CallState) -> Step:
-    """Attempt, and decide after each failure, until the call has its envelope (in `s.envelope` for `settle`)."""
-    begin(rt, s)
-    return attempt(rt, s)
+def dispatch(env: Env, s: CallState) -> Steps:
+    """Attempt, and decide after each failure, until the call has its envelope (in `s.envelope` for `settle`).
+
+    The one home of the interrupt rule: a handler stopped past `Exception` (KeyboardInterrupt, SystemExit, a
+    cancellation) leaves no write in flight; it is settled before the raise goes on."""
+    begin(env, s)
+    while s.envelope is None:
+        refusal_steps = admit(env, s)
+        if refusal_steps is not None:
+            s.envelope = yield from refusal_steps
+            break
+        try:
+            outcome = yield Dispatch(s.tool, *s.bound, s.timeout)
+        except BaseException as exc:
+            interrupted(env, s, exc)
+            raise
+        if not attempted(env, s, outcome):
+            s.envelope = yield from decide(env, s)  # None: the next attempt
+    return None
 
 
-def begin(rt: Runner, s: CallState) -> None:
+def begin(env: Env, s: CallState) -> None:
     """What every attempt of the call answers to (with its breaker): the call's wall deadline, its run's budget."""
-    max_wall_s = rt.retry.max_wall_s
+    max_wall_s = env.retry.max_wall_s
     s.deadline = None if max_wall_s is None else s.started + max_wall_s
-    if s.context.run_id is not None and rt.budget is not None:
-        s.run = rt.run_state(s.context.run_id, s.started)
+    if s.context.run_id is not None and env.budget is not None:
+        s.run = env.run_state(s.context.run_id, s.started)
 
 
-def attempt(rt: Runner, s: CallState) -> Step:
-    """One attempt: the handler dispatched (`attempted` takes its outcome), or the breaker's refusal."""
-    refused = admit(rt, s)
-    if refused is not None:
-        return refused
-    return _new_tuple(Then, (_new_tuple(Dispatch, (s.tool, *s.bound, s.timeout)), attempted))
-
-
-def admit(rt: Runner, s: CallState) -> Step:
+def admit(env: Env, s: CallState) -> Steps | None:
     """Before an attempt: None when it may be dispatched (its time limit in `s.timeout`), else the breaker's
-    refusal, settled on."""
+    refusal, as the steps that end in its envelope."""
     breaker = s.breaker
     if breaker is not None:
         admission = breaker.admit()
         if not admission.allowed:
-            return settle_on(s, refused(rt, s, admission.retry_after_s))
+            return refused(env, s, admission.retry_after_s)
         s.trial = admission.trial
     timeout = s.tool.timeout_s
     deadline = s.deadline
     if deadline is not None:  # the tool's timeout, clamped to what is left of the call's wall budget
-        left = deadline - rt.clock.monotonic()
+        left = deadline - env.clock.monotonic()
         if timeout is None or left < timeout:
-            timeout = left if left > 0.001 else 0.001  # not max(): 0.08 µs a call
+            timeout = left if left > 0.001 else 0.001
     s.timeout = timeout
     return None
 
 
-def attempted(rt: Runner, s: CallState, outcome: Outcome) -> Step:
-    """The attempt's outcome: its value checked against the output schema and the success envelope to settle
-    on, or, after a failure, the failure noted (`failed_attempt`) and the decision (`after_failure`)."""
+def attempted(env: Env, s: CallState, outcome: Outcome) -> bool:
+    """The attempt's outcome: True with the success envelope settled on (its value checked against the output
+    schema); False after a failure, noted (`failed_attempt`) for `decide`."""
     s.attempts += 1
     s.elapsed_s = outcome.elapsed_s
     if outcome.error is not None:
-        return failed_attempt(rt, s, outcome, classify(s, outcome.error))
+        failed_attempt(env, s, outcome, classify(s, outcome.error))
+        return False
     try:
         s.result = s.tool.check_output(outcome.value)
     except ToolError as exc:
-        return failed_attempt(rt, s, outcome, exc)
-    envelope = succeeded(rt, s)
+        failed_attempt(env, s, outcome, exc)
+        return False
+    envelope = succeeded(env, s)
     timeout = s.timeout
     if timeout is not None and outcome.elapsed_s > timeout:
         envelope = deadline_missed(s, envelope, timeout, outcome.elapsed_s)
     s.envelope = envelope
-    return None
+    return True
 
 
-def after_failure(rt: Runner, s: CallState) -> Generator[Effect, Any, Step]:
-    """Retry (after its backoff: the next attempt) or stop (the envelope to settle on); `decide` says which."""
-    envelope = yield from decide(rt, s)
-    if envelope is None:
-        return attempt(rt, s)
-    s.envelope = envelope
-    return None
-
-
-def settle_on(s: CallState, steps: Steps) -> Steps:
-    """The envelope the steps end with is the one to settle on (a refused attempt of a write still settles)."""
-    s.envelope = yield from steps
-    return None
-
-
-def settle(rt: Runner, s: CallState) -> Step:
+def settle(env: Env, s: CallState) -> Step:
     """The journal (writes only): record the outcome against the key (replayed to repeats), or release it."""
     assert s.envelope is not None, "settle runs after dispatch"
-    return s.envelope if s.intent is None else record(rt, s, s.intent, s.envelope)
+    intent = s.intent
+    if intent is None:
+        return s.envelope
+    return env.journal.recording(intent, s.tool, s.envelope, s.args, dispatched=s.attempts > 0)
 
 
-def record(rt: Runner, s: CallState, intent: Intent, envelope: Envelope) -> Steps:
-    """Record a dispatched write's envelope in the journal; the envelope the caller gets.
-
-    The journal gets the real arguments too: it scrubs their secrets from the outcome it stores and replays."""
-    journal, tool, args = rt.journal, s.tool, s.args
-    recorded: Envelope = yield Io(lambda: journal.record(intent, tool, envelope, args),
-                                  lambda: journal.arecord(intent, tool, envelope, args))
-    return recorded
-
-
-def interrupted(rt: Runner, s: CallState, exc: BaseException) -> None:
-    """A handler stopped by a BaseException (KeyboardInterrupt, SystemExit, cancellation) leaves no write intent
-    in flight: it is settled as unknown (it may have been applied), with its stop record, before the raise goes on."""
+def interrupted(env: Env, s: CallState, exc: BaseException) -> None:
+    """A handler stopped by a BaseException leaves no write intent in flight: it is settled as unknown (it may
+    have been applied), with its stop record, before the raise goes on. Performed here, not yielded: a closed
+    or cancelled pipeline may not get another effect performed."""
     intent = s.intent
     if intent is None:
         return
@@ -332,36 +266,36 @@ def interrupted(rt: Runner, s: CallState, exc: BaseException) -> None:
         f"The tool stopped ({type(exc).__name__}) while the write was running; it may or may not have been applied.",
         code="INTERRUPTED", idempotency_key=intent.key, hint=UNKNOWN_HINT)
     meta = Meta(s.tool.name, s.context.call_id or "", s.tool.schema_version, s.attempts + 1)
-    rt.journal.record(intent, s.tool, Envelope.failure(error, meta), s.args)
+    env.journal.record(intent, s.tool, Envelope.failure(error, meta), s.args)
 
 
-def approval(rt: Runner, s: CallState) -> Step:
+def approval(env: Env, s: CallState) -> Step:
     """The approval gate: a call its tool's `approval=` gates runs only once a person approved it."""
     rule = s.tool.approval
     if rule is None:
         return None
     assert s.args is not None
     reason = approval_reason(rule, s.args, s.context)
-    return None if reason is None else ask_approval(rt, s, reason)
+    return None if reason is None else ask_approval(env, s, reason)
 
 
-def ask_approval(rt: Runner, s: CallState, reason: str) -> Steps:
+def ask_approval(env: Env, s: CallState, reason: str) -> Steps:
     """Find this call's request (one per key and arguments; written when there is none): approved hands the
     call on (the journal then runs it once), anything else ends it with the refusal that says why."""
-    tool, store, args = s.tool, rt.store, s.args
+    tool, store, args = s.tool, env.store, s.args
     assert args is not None
     parts = s.key or key_parts_for(tool, args, s.context)
     rid = request_id(parts.key, parts.fingerprint)
-    found = yield Io(lambda: store.approval_get(rid), lambda: store.aapproval_get(rid))
+    found = yield Io(store.approval_get, store.aapproval_get, (rid,))
     if found is None:
         request = new_request(tool, args, s.context, key=parts.key, fingerprint=parts.fingerprint, reason=reason,
-                              now=time.time(), ttl_s=rt.approval_ttl_s)
-        added = yield Io(lambda: store.approval_add(request), lambda: store.aapproval_add(request))
-        found = request if added else (yield Io(lambda: store.approval_get(rid), lambda: store.aapproval_get(rid)))
-    error = refusal(found, time.time())
+                              now=env.clock.time(), ttl_s=env.approval_ttl_s)
+        added = yield Io(store.approval_add, store.aapproval_add, (request,))
+        found = request if added else (yield Io(store.approval_get, store.aapproval_get, (rid,)))
+    error = refusal(found, env.clock.time())
     if error is None:
         return None
-    audit(rt, s, "approval_" + str((error.state or {}).get("status")), error)
+    audit(env, s, "approval_" + str((error.state or {}).get("status")), error)
     meta = Meta(tool.name, s.context.call_id or "", tool.schema_version, 0, s.context.idempotency_key,
                 extra={"approval_id": rid})
     return Envelope.failure(error, meta)
@@ -369,38 +303,32 @@ def ask_approval(rt: Runner, s: CallState, reason: str) -> Steps:
 
 #: The stages every call runs, in order (`Runner.stages`).
 STAGES: Final[tuple[Stage, ...]] = (guard, validate, approval, claim, dispatch, settle)
-#: A read's plans when no stage was added, with and without the loop guard: for a handler that runs on the sync
-#: driver's thread (sync, no `timeout_s`) `plan` returns these very tuples, so that the driver tells by identity
-#: that it may run them unrolled (`drivers.drive_read_sync`).
-READ_PLAN: Final[tuple[Stage, ...]] = (guard, validate, dispatch)
-READ_PLAN_UNGUARDED: Final[tuple[Stage, ...]] = (validate, dispatch)
 
 
 # --- the steps of dispatch ------------------------------------------------------------------------------------
 
 
-def refused(rt: Runner, s: CallState, retry_after_s: float) -> Steps:
+def refused(env: Env, s: CallState, retry_after_s: float) -> Steps:
     """The breaker refused this attempt: audited as not dispatched; `circuit_open` says what comes instead."""
     s.elapsed_s = 0.0
-    audit(rt, s, "not_dispatched", attempt=s.attempts + 1)
-    return (yield from circuit_open(rt, s, retry_after_s))
+    audit(env, s, "not_dispatched", attempt=s.attempts + 1)
+    return (yield from circuit_open(env, s, retry_after_s))
 
 
-def failed_attempt(rt: Runner, s: CallState, outcome: Outcome, error: ToolError) -> Step:
-    """A failed attempt, classified: the breaker counts it, the audit trail records it, `after_failure` decides.
+def failed_attempt(env: Env, s: CallState, outcome: Outcome, error: ToolError) -> None:
+    """A failed attempt, classified: the breaker counts it, the audit trail records it, `decide` comes next.
 
-    The one rule for writes applies here: a write that may not be repeated and failed after it was sent
-    becomes `outcome_unknown` (`failed_after_dispatch`); the breaker counts the failure as it was.
+    The write rule applies here: a write that may not be repeated and whose effect may have happened becomes
+    `outcome_unknown` (`may_have_happened`, read off the class table); the breaker counts the failure as it was.
     """
     if s.breaker is not None:
-        s.breaker.record(failure=error.error_class in TRANSIENT_CLASSES, trial=s.trial)
+        s.breaker.record(error.error_class in TRANSIENT_CLASSES, s.trial)
     tool = s.tool
     if may_have_happened(error, effect=tool.effect, idempotent=tool.idempotent):
         error = failed_after_dispatch(error, idempotency_key=error.idempotency_key or s.context.idempotency_key)
     s.error = error
     s.failure = None if outcome.error is None else tool_failure(tool, s.context, s.arguments, outcome.error, error)
-    audit(rt, s, "error", error)
-    return after_failure(rt, s)
+    audit(env, s, "error", error)
 
 
 def deadline_missed(s: CallState, envelope: Envelope, timeout: float, elapsed: float) -> Envelope:
@@ -423,43 +351,43 @@ def classify(s: CallState, error: Exception) -> ToolError:
     return classify_exception(error)
 
 
-def succeeded(rt: Runner, s: CallState) -> Envelope:
+def succeeded(env: Env, s: CallState) -> Envelope:
     """Tell the breaker, the retry bucket, the audit trail and the loop guard; the success envelope."""
     tool = s.tool
     if s.breaker is not None:
         s.breaker.record(False, s.trial)
-    if rt.retry_bucket is not None:
-        rt.retry_bucket.on_success(s.retry_cost)
-    audit(rt, s, "ok")
-    if rt.loop_guard is not None and s.scope is not None:
-        rt.loop_guard.succeeded(s.scope, tool.name, read=tool.effect == "read")
+    if env.retry_bucket is not None:
+        env.retry_bucket.on_success(s.retry_cost)
+    audit(env, s, "ok")
+    if env.loop_guard is not None and s.scope is not None:
+        env.loop_guard.succeeded(s.scope, tool.name, read=tool.effect == "read")
     extra = None if s.fallback_from is None else {"fallback_from": s.fallback_from}
     return success_envelope(tool.name, s.context.call_id or "", tool.schema_version, s.attempts, s.result, extra)
 
 
-def decide(rt: Runner, s: CallState) -> Steps:
+def decide(env: Env, s: CallState) -> Steps:
     """After a failed attempt: retry after a backoff, or stop (`decide_retry` says which and why)."""
     error, tool = s.error, s.tool
     assert error is not None, "decide runs after a failed attempt"
     decision = decide_retry(
-        rt.retry, error_class=error.error_class, attempts=s.attempts, now=rt.clock.monotonic(),
+        env.retry, error_class=error.error_class, attempts=s.attempts, now=env.clock.monotonic(),
         effect=tool.effect, idempotent=tool.idempotent, risk=tool.risk, retry_after_s=error.retry_after_s,
-        timed_out=isinstance(error, ToolTimeout), call_deadline=s.deadline, run=s.run, run_budget=rt.budget,
-        bucket=rt.retry_bucket, rand=rt.rng(),
+        timed_out=isinstance(error, ToolTimeout), call_deadline=s.deadline, run=s.run, run_budget=env.budget,
+        bucket=env.retry_bucket, rand=env.rng(),
     )
     if decision.retry:
-        return (yield from retry(rt, s, decision))
-    return (yield from stop(rt, s, error, decision.reason))
+        return (yield from retry(env, s, decision))
+    return (yield from stop(env, s, error, decision.reason))
 
 
-def retry(rt: Runner, s: CallState, decision: RetryDecision) -> Steps:
+def retry(env: Env, s: CallState, decision: RetryDecision) -> Steps:
     """Wait out the backoff and rebind for the next attempt (None), unless the breaker just opened."""
     breaker = s.breaker
     if breaker is not None and breaker.state is BreakerState.OPEN:
         # This failure opened the breaker: waiting out the backoff would only end in a refusal.
         admission = breaker.admit()
         if not admission.allowed:
-            return (yield from circuit_open(rt, s, admission.retry_after_s))
+            return (yield from circuit_open(env, s, admission.retry_after_s))
     s.retry_cost = decision.tokens
     if s.run is not None:
         s.run.retries += 1
@@ -471,25 +399,25 @@ def retry(rt: Runner, s: CallState, decision: RetryDecision) -> Steps:
     return None
 
 
-def stop(rt: Runner, s: CallState, error: ToolError, reason: StopReason | None) -> Steps:
+def stop(env: Env, s: CallState, error: ToolError, reason: StopReason | None) -> Steps:
     """No retry: a failed read falls back to its read-only fallback when it has one; else the call fails."""
     info = ErrorInfo.from_exception(error)
     hint = stop_hint(reason, attempts=s.attempts, retry_after_s=error.retry_after_s)
     if hint is not None:
         info = replace(info, hint=hint)
     if error.error_class in TRANSIENT_CLASSES:
-        fallback = read_fallback(rt, s)
+        fallback = read_fallback(env, s)
         if fallback is not None:
-            return (yield from serve_fallback(rt, s, fallback))
-    return (yield from failed(rt, s, info, reason))
+            return (yield from serve_fallback(env, s, fallback))
+    return (yield from failed(env, s, info, reason))
 
 
-def circuit_open(rt: Runner, s: CallState, retry_after_s: float) -> Steps:
+def circuit_open(env: Env, s: CallState, retry_after_s: float) -> Steps:
     """The breaker refused: a read falls back to its read-only fallback; anything else gives up."""
     tool = s.tool
-    fallback = read_fallback(rt, s)
+    fallback = read_fallback(env, s)
     if fallback is not None:
-        return (yield from serve_fallback(rt, s, fallback))
+        return (yield from serve_fallback(env, s, fallback))
     hint = f"{tool.name} is failing upstream; calls are let through again in about {retry_after_s:.0f} s."
     if tool.fallback:
         hint += f" The tool {tool.fallback} can serve instead; use it only if that fits the request."
@@ -504,35 +432,35 @@ def circuit_open(rt: Runner, s: CallState, retry_after_s: float) -> Steps:
         retry_after_s=round(max(retry_after_s, 0.0), 3),
         idempotency_key=s.context.idempotency_key,
     )
-    return (yield from give_up(rt, s, info, StopReason.CIRCUIT_OPEN))
+    return (yield from give_up(env, s, info, StopReason.CIRCUIT_OPEN))
 
 
-def read_fallback(rt: Runner, s: CallState) -> Tool | None:
+def read_fallback(env: Env, s: CallState) -> Tool | None:
     """The read tool that serves for a failing read tool (not for a fallback itself), if the toolset has it."""
     tool = s.tool
     name = tool.fallback
-    if name is None or s.fallback_from is not None or tool.effect != "read" or name not in rt.toolset:
+    if name is None or s.fallback_from is not None or tool.effect != "read" or name not in env.toolset:
         return None
-    fallback = rt.toolset.get(name)
+    fallback = env.toolset.get(name)
     return fallback if fallback.effect == "read" else None
 
 
-def serve_fallback(rt: Runner, s: CallState, fallback: Tool) -> Steps:
+def serve_fallback(env: Env, s: CallState, fallback: Tool) -> Steps:
     """The whole pipeline again for the fallback tool, with the validated arguments; its envelope says so."""
     assert s.args is not None
-    _, stages, breaker = rt.route(fallback)
-    state = CallState(fallback, s.context, s.args, rt.clock.monotonic(), stages, breaker, s.scope,
+    _, stages, breaker = env.route(fallback)
+    state = CallState(fallback, s.context, s.args, env.clock.monotonic(), stages, breaker, s.scope,
                       fallback_from=s.tool.name)
-    envelope = yield from run_stages(rt, state)
+    envelope = yield from run(env, state)
     return envelope
 
 
 # --- failing and giving up ------------------------------------------------------------------------------------
 
 
-def failed(rt: Runner, s: CallState, info: ErrorInfo, reason: StopReason | None) -> Steps:
+def failed(env: Env, s: CallState, info: ErrorInfo, reason: StopReason | None) -> Steps:
     """A failed call: tell the loop guard (about the arguments as sent), and give up when it must."""
-    loop_guard, tool = rt.loop_guard, s.tool
+    loop_guard, tool = env.loop_guard, s.tool
     if loop_guard is not None and s.scope is not None:
         # A write held by the journal (outcome unknown) is answered by the journal, with its key, on repeat.
         held = tool.effect == "write" and info.error_class is ErrorClass.OUTCOME_UNKNOWN
@@ -545,59 +473,60 @@ def failed(rt: Runner, s: CallState, info: ErrorInfo, reason: StopReason | None)
         reason = StopReason.NON_RETRYABLE
     if reason is None:
         return Envelope.failure(info, Meta(tool.name, s.context.call_id or "", tool.schema_version, s.attempts))
-    return (yield from give_up(rt, s, info, reason))
+    return (yield from give_up(env, s, info, reason))
 
 
-def give_up(rt: Runner, s: CallState, info: ErrorInfo, reason: str) -> Steps:
+def give_up(env: Env, s: CallState, info: ErrorInfo, reason: str) -> Steps:
     """The envelope of a give-up (same class, `next_action: escalate`) and its stop record, written now."""
     tool, attempts = s.tool, s.attempts
     if info.next_action is not NextAction.ESCALATE:
         info = replace(info, next_action=NextAction.ESCALATE)
     status = effect_status(tool, info, dispatched=attempts > 0)
     # A stop decided on local state while the fleet's shared store was away says so, in the record and the meta.
-    degraded = {"shared_state": "unreachable"} if rt.shared_state.degraded else None
+    degraded = {"shared_state": "unreachable"} if env.shared_state.degraded else None
     stop = build_stop(tool, s.context, s.arguments, info, attempts=attempts, reason=str(reason), status=status,
                       extra=degraded, failure=s.failure)
-    yield Io(lambda: write_stop(rt, stop))
+    yield from write_stop(env, stop)
     extra = {"stop_id": stop.id, "stop_reason": stop.reason, **(degraded or {})}
     return Envelope.failure(info, Meta(tool.name, s.context.call_id or "", tool.schema_version, attempts,
                                        extra=extra))
 
 
-def write_stop(rt: Runner, stop: StopRecord) -> None:
+def write_stop(env: Env, stop: StopRecord) -> Generator[Effect, Any, None]:
     """Store a stop record (a failure to store it is logged, never raised) and tell the hooks and the log."""
+    store = env.store
     try:
-        rt.store.add_stop(stop)
+        yield Io(store.add_stop, store.aadd_stop, (stop,))
     except Exception:
         stop_log.exception("could not write stop record %s", stop.id)
-    if rt.writer is not None:
-        rt.writer.emit_stop(stop)
+    if env.writer is not None:
+        env.writer.emit_stop(stop)
     else:
         log_stop(stop)
 
 
 def audit(
-    rt: Runner, s: CallState, outcome: str, error: ToolError | ErrorInfo | None = None, *, attempt: int | None = None
+    env: Env, s: CallState, outcome: str, error: ToolError | ErrorInfo | None = None, *, attempt: int | None = None
 ) -> None:
     """Queue this attempt's audit entry; the writer thread builds, redacts and stores the record."""
-    writer = rt.writer
+    writer = env.writer
     if writer is not None:
         arguments = s.raw if s.args is None else s.args  # `s.arguments`, without the property's frame
         c = s.context
-        writer.submit((time.time(), s.tool, c.call_id, c.run_id, c.conversation_id, c.principal, c.idempotency_key,
+        writer.submit((env.clock.time(), s.tool, c.call_id, c.run_id, c.conversation_id, c.principal, c.idempotency_key,
                        arguments, s.validation, s.attempts if attempt is None else attempt, s.elapsed_s, outcome,
                        error, s.failure if outcome == "error" else None))  # `AuditEntry`'s fields, in order
 
 
-def journal_claim(rt: Runner, intent: Intent) -> Generator[Effect, Any, Claim]:
+def journal_claim(env: Env, intent: Intent) -> Generator[Effect, Any, Claim]:
     """Claim, or wait (bounded, polling) while the same key is in flight elsewhere."""
-    journal = rt.journal
+    journal = env.journal
     deadline: float | None = None
     while True:
-        found: Claim = yield Io(lambda: journal.claim(intent), lambda: journal.aclaim(intent))
+        found = yield from journal.claiming(intent)
         if found.kind != "wait":
             return found
-        now = rt.clock.monotonic()
+        now = env.clock.monotonic()
         deadline = now + journal.wait_s if deadline is None else deadline
         if now >= deadline:
             return Claim("refuse", found.intent, in_flight_conflict(found.intent))

@@ -1,24 +1,64 @@
-"""The one typed object a call carries through the stages: what the caller sent, and what each stage learnt."""
+"""What the stages are given: the call's environment (`Env`, the runner's parts, shared by every call) and
+the call's own state (`CallState`: what the caller sent, and what each stage learnt)."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
-from ..audit.trail import Failure
+from ..audit.trail import AuditWriter, Failure
+from ..catalog.toolset import Toolset
 from ..contract.context import EMPTY_MAPPING, CallContext
 from ..contract.envelope import Envelope
 from ..contract.errors import ToolError
 from ..contract.tool import Tool
+from ..fleet import SharedState
+from ..journal.journal import Journal
 from ..journal.keys import KeyParts
 from ..orchestration.breaker import Breaker
-from ..orchestration.policy import RunState
+from ..orchestration.guard import LoopGuard
+from ..orchestration.policy import RetryBucket, RetryPolicy, RunBudget, RunState
+from ..stores import Store
 from ..stores.intent import Intent
 from ..stores.records import ValidationOutcome
+from .effects import Clock
 
 if TYPE_CHECKING:
     from .stages import Stage
+
+__all__ = ["CallState", "Env", "Route"]
+
+
+class Route(NamedTuple):
+    """Where a tool's calls go: the tool, the stages they run (`stages.plan`) and the breaker they answer to."""
+
+    tool: Tool
+    stages: tuple[Stage, ...]
+    breaker: Breaker | None
+
+
+@dataclass(frozen=True, slots=True)
+class Env:
+    """What every stage may use, made once by the runner: the stages see these parts, never the runner itself.
+
+    The mutable state behind them (breakers, run budgets, the loop guard's memory, the journal) belongs to
+    those objects; `route` and `run_state` reach the runner's per-tool and per-run tables."""
+
+    toolset: Toolset
+    clock: Clock
+    store: Store
+    journal: Journal
+    writer: AuditWriter | None  # None: no audit trail and no hooks
+    retry: RetryPolicy
+    budget: RunBudget | None
+    retry_bucket: RetryBucket | None
+    loop_guard: LoopGuard | None
+    shared_state: SharedState
+    rng: Callable[[], float]
+    approval_ttl_s: float
+    route: Callable[[Tool], Route]  # the route of another tool (a read fallback)
+    run_state: Callable[[str, float], RunState]  # a run's budget state, by `CallContext.run_id`
 
 
 @dataclass(slots=True)
