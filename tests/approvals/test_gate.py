@@ -16,6 +16,7 @@ from tests.conftest import TODAY
 from toolproof.approvals import AlreadyDecided, ApprovalNotFound, approve, decide, deny
 from toolproof.contract.errors import DefinitionError
 from toolproof.examples.wholesaler import Shop
+from toolproof.pipeline import Clock
 from toolproof.stores import Store
 
 SECRET = "tok-5ecret-0123456789"
@@ -97,15 +98,19 @@ def test_denied_the_call_never_runs_and_the_refusal_says_who_and_why(store: Stor
 
 
 def test_expired_requests_are_refused_and_cannot_be_approved_late(store: Store) -> None:
+    """On the runner's clock (a fake wall clock here: no real sleep), past its expiry a request is refused."""
     paid: list[int] = []
-    with running(payments(paid), store) as runner:
-        runner.approval_ttl_s = 0.05
+    wall = [time.time()]
+    runner = toolproof.Runner(payments(paid), store=store, clock=Clock(time=lambda: wall[0]), approval_ttl_s=60.0)
+    try:
         _, request_id = gated(runner)
-        time.sleep(0.1)
+        wall[0] += 61.0
         refused = runner.call_sync("pay", BIG, context=ctx)
         assert refused.error is not None and refused.error.code == "APPROVAL_EXPIRED"
         with pytest.raises(AlreadyDecided, match="expired"):
-            approve(store, request_id, by="alice")
+            decide(store, request_id, approve=True, by="alice", now=wall[0])
+    finally:
+        runner.flush()
     assert paid == []
 
 

@@ -244,9 +244,9 @@ def test_dead_worker_intent_becomes_unknown_and_is_never_redispatched(
     tool = jr.toolset.get("send_invoice")
     args = {"amount_rs": 42}
     parts = key_parts_for(tool, args, buyer)
-    dead = Journal(store, owner="dead-worker", lease_s=0.01)
+    # The dead worker's journal kept the runner's clock an hour behind: its lease ended long ago (no real sleep).
+    dead = Journal(store, owner="dead-worker", lease_s=0.01, now=lambda: jr.clock.time() - 3600)
     store.journal_claim(dead.new_intent(tool, args, buyer, parts))
-    time.sleep(0.02)
     env = jr.call_sync("send_invoice", args, context=buyer)
     assert env.error is not None and env.error.code == "OUTCOME_UNKNOWN" and env.error.idempotency_key == parts.key
     assert invoices.count() == 0 and invoices.seen_keys == []
@@ -374,8 +374,9 @@ def _dead_claim(store: Store, jr: toolproof.Runner, args: dict[str, Any], buyer:
 
     tool = jr.toolset.get("send_invoice")
     parts = key_parts_for(tool, args, buyer)
-    store.journal_claim(Journal(store, owner=owner, lease_s=0.01).new_intent(tool, args, buyer, parts))
-    time.sleep(0.02)
+    an_hour_ago = jr.clock.time() - 3600  # the claim's lease ended long ago on the runner's clock: no real sleep
+    store.journal_claim(Journal(store, owner=owner, lease_s=0.01, now=lambda: an_hour_ago).new_intent(
+        tool, args, buyer, parts))
     return parts.key
 
 
@@ -439,10 +440,9 @@ def test_a_slow_worker_that_settles_after_its_lease_resolves_the_stop(buyer: Any
     (tool,) = invoice_tools(inv)
     runner = toolproof.Runner(toolproof.Toolset([tool]), store=store, loop_guard=None)
     args = {"amount_rs": 47}
-    slow = Journal(store, owner="slow:1:x", lease_s=0.01)
+    slow = Journal(store, owner="slow:1:x", lease_s=0.01, now=lambda: runner.clock.time() - 3600)
     intent = slow.new_intent(tool, args, buyer, key_parts_for(tool, args, buyer))
     store.journal_claim(intent)
-    time.sleep(0.02)
     store.settle = lambda: store.journal_finish(intent.key, intent.owner, "done", {"ok": True, "result": 1}, 0.0)
     env = runner.call_sync("send_invoice", args, context=buyer)
     assert env.ok and env.meta.replayed

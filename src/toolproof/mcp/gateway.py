@@ -30,6 +30,7 @@ from .drift import Drift, DriftWatch
 from .limits import Limiter, unmatched_tools
 from .metrics import GatewayMetrics, Snapshot
 from .ops import GatewayRunner
+from .reload import Generation, generation
 from .server import LiveTools, create_server, serve_http, serve_stdio
 from .trust import Source, derive_policy
 
@@ -99,6 +100,7 @@ class Gateway:
 
     @property
     def runner(self) -> Runner:
+        """The runner that serves calls (after `start()`)."""
         if self._runner is None:
             raise RuntimeError("the gateway is not started: await gateway.start() first")
         return self._runner
@@ -120,11 +122,8 @@ class Gateway:
             self._runner = runner
             runner.limiter = Limiter(self.config.limits, shared=runner.shared_state.rate_limits())
             health.warn_unmatched(unmatched_tools(self.config.limits, {t.name: t.upstream or "" for t in tools}))
-            self.watches = watch_pins(pairs, tools, self.drifts, store, self._replace)
-            # build_tools keeps the order of the upstreams and of their tools
-            remotes = [(conn, remote) for conn, listed in zip(self.connections, loaded, strict=True)
-                       for remote in listed]
-            self._remotes = [(conn, remote, t.name) for (conn, remote), t in zip(remotes, tools, strict=True)]
+            self.adopt(generation(pairs, tools, self.drifts, watch_pins(pairs, tools, self.drifts, store,
+                                                                        self.replace_tools)))
         except BaseException:
             await self.aclose()
             if self._runner is None:
@@ -132,7 +131,17 @@ class Gateway:
             raise
         return toolset
 
-    async def _replace(self, tools: Sequence[Tool]) -> None:
+    @property
+    def started(self) -> bool:
+        """Whether `start()` has made the runner (and not `aclose()` dropped it)."""
+        return self._runner is not None
+
+    def adopt(self, generation: Generation) -> None:
+        """Serve from `generation` from now on (start, or a reload that built a new one)."""
+        self.connections, self.drifts, self.watches = generation.connections, generation.drifts, generation.watches
+        self._remotes = list(generation.remotes)
+
+    async def replace_tools(self, tools: Sequence[Tool]) -> None:
         """A re-check changed what some tools serve: swap them in and tell clients to list again."""
         toolset = self.runner.toolset
         assert isinstance(toolset, ImportedToolset)

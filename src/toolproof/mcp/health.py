@@ -33,9 +33,9 @@ COUNT_LIMIT: Final = 10_000
 
 def snapshot(gw: Gateway) -> Snapshot:
     """The state the metrics report at scrape time (blocking: reads the store and, when shared, the breakers)."""
-    runner = gw._runner
-    if runner is None:
+    if not gw.started:
         return Snapshot()
+    runner = gw.runner
     breakers: dict[str, str] = {}
     for conn in gw.connections:
         breaker = runner.breaker(conn.upstream.name)
@@ -86,7 +86,7 @@ async def readiness(gw: Gateway, timeout_s: float = READY_TIMEOUT_S) -> tuple[bo
             return _describe(exc)
         return "ok"
 
-    if gw._runner is None:
+    if not gw.started:
         return False, {"status": "starting"}
     answers = await asyncio.gather(store(), *(upstream(c) for c in gw.connections))
     upstreams = {c.upstream.name: a for c, a in zip(gw.connections, answers[1:], strict=True)}

@@ -11,12 +11,18 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import logging
+from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Final
 
+import mcp_types as types
+
+from ..contract.tool import Tool
 from .caps import DEFAULT_CAPS
 from .client import ImportedToolset, build_pinned_tools, load_upstream, watch_pins
 from .config import ConfigError, GatewayConfig, Upstream
 from .connection import UpstreamConnection
+from .drift import Drift, DriftWatch
 from .health import summarize
 from .limits import Limiter, unmatched_tools
 
@@ -33,6 +39,25 @@ RESTART_ONLY: Final = ("store", "shared_state", "name")
 
 def _plain(up: Upstream) -> Upstream:
     return dataclasses.replace(up, caps=DEFAULT_CAPS)
+
+
+def generation(pairs: Sequence[tuple[UpstreamConnection, Sequence[types.Tool]]], tools: Sequence[Tool],
+               drifts: tuple[Drift, ...], watches: tuple[DriftWatch, ...]) -> Generation:
+    """The generation of these upstreams' listings and the tools built from them (in the same order)."""
+    remotes = [(conn, remote) for conn, listed in pairs for remote in listed]
+    return Generation(tuple(conn for conn, _ in pairs), drifts, watches,
+                      tuple((conn, remote, t.name) for (conn, remote), t in zip(remotes, tools, strict=True)))
+
+
+@dataclass(frozen=True, slots=True)
+class Generation:
+    """What a gateway serves from, swapped in whole by a reload: its upstream connections, the drift check of
+    each served tool, the re-check watches, and each served tool's upstream and upstream tool (in order)."""
+
+    connections: tuple[UpstreamConnection, ...]
+    drifts: tuple[Drift, ...]
+    watches: tuple[DriftWatch, ...]
+    remotes: tuple[tuple[UpstreamConnection, types.Tool, str], ...]  # (upstream, its tool, our name)
 
 
 def restart_only(old: GatewayConfig, new: GatewayConfig) -> list[str]:
@@ -100,11 +125,7 @@ async def _swap_upstreams(gw: Gateway, runner: GatewayRunner, config: GatewayCon
     for watch in gw.watches:
         watch.close()
     runner.toolset = toolset
-    gw.connections = tuple(conns)
-    gw.drifts = drifts
-    gw.watches = watch_pins(pairs, tools, drifts, runner.store, gw._replace)
-    remotes = [(c, r) for c, rs in pairs for r in rs]
-    gw._remotes = [(c, r, t.name) for (c, r), t in zip(remotes, tools, strict=True)]
+    gw.adopt(generation(pairs, tools, drifts, watch_pins(pairs, tools, drifts, runner.store, gw.replace_tools)))
     retired = [c for c in old.values() if c not in conns]
     if retired:
         grace = max((c.upstream.timeout_s for c in retired), default=0.0) + 5.0

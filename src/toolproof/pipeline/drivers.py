@@ -117,6 +117,9 @@ async def _bounded(coro: Coroutine[Any, Any, Any], timeout_s: float) -> Any:
 
     Unlike `asyncio.wait_for`, the caller never waits for the cancellation to land: a handler that swallows
     `CancelledError` keeps running on the loop, abandoned (its result is dropped), and the call goes on.
+    A handler's KeyboardInterrupt or SystemExit has already been raised out of the event loop by asyncio
+    (from the handler's own task); raising it again here, when this call's task next resumes, would hit
+    whatever unrelated call the loop runs next, so this call ends cancelled instead.
     """
     task = asyncio.ensure_future(coro)
     try:
@@ -125,6 +128,8 @@ async def _bounded(coro: Coroutine[Any, Any, Any], timeout_s: float) -> Any:
         task.cancel()
         raise
     if done:
+        if not task.cancelled() and isinstance(task.exception(), KeyboardInterrupt | SystemExit):
+            raise asyncio.CancelledError(f"the handler raised {type(task.exception()).__name__}")
         return task.result()
     task.cancel()
     task.add_done_callback(_drop_outcome)

@@ -138,6 +138,7 @@ def claim_intent(env: Env, s: CallState) -> Steps:
         s.intent = intent
         return None
     if found.kind == "replay":
+        audit(env, s, "replayed", attempt=0)  # the trail shows every answer, a stored one too
         return replay_envelope(found.intent, tool, call_id)
     assert found.error is not None
     if journal_down(found):
@@ -309,9 +310,10 @@ STAGES: Final[tuple[Stage, ...]] = (guard, validate, approval, claim, dispatch, 
 
 
 def refused(env: Env, s: CallState, retry_after_s: float) -> Steps:
-    """The breaker refused this attempt: audited as not dispatched; `circuit_open` says what comes instead."""
+    """The breaker refused this attempt: audited as not dispatched, with its class and code; `circuit_open`
+    says what comes instead."""
     s.elapsed_s = 0.0
-    audit(env, s, "not_dispatched", attempt=s.attempts + 1)
+    audit(env, s, "not_dispatched", circuit_info(s, retry_after_s), attempt=s.attempts + 1)
     return (yield from circuit_open(env, s, retry_after_s))
 
 
@@ -414,14 +416,19 @@ def stop(env: Env, s: CallState, error: ToolError, reason: StopReason | None) ->
 
 def circuit_open(env: Env, s: CallState, retry_after_s: float) -> Steps:
     """The breaker refused: a read falls back to its read-only fallback; anything else gives up."""
-    tool = s.tool
     fallback = read_fallback(env, s)
     if fallback is not None:
         return (yield from serve_fallback(env, s, fallback))
+    return (yield from give_up(env, s, circuit_info(s, retry_after_s), StopReason.CIRCUIT_OPEN))
+
+
+def circuit_info(s: CallState, retry_after_s: float) -> ErrorInfo:
+    """What a call its breaker refused is told: nothing was sent, when calls go through again, what can serve."""
+    tool = s.tool
     hint = f"{tool.name} is failing upstream; calls are let through again in about {retry_after_s:.0f} s."
     if tool.fallback:
         hint += f" The tool {tool.fallback} can serve instead; use it only if that fits the request."
-    info = ErrorInfo(
+    return ErrorInfo(
         error_class=ErrorClass.TRANSIENT_UPSTREAM,
         code="CIRCUIT_OPEN",
         message=f"Calls to {tool.upstream or tool.name} are paused after repeated failures; this call "
@@ -432,7 +439,6 @@ def circuit_open(env: Env, s: CallState, retry_after_s: float) -> Steps:
         retry_after_s=round(max(retry_after_s, 0.0), 3),
         idempotency_key=s.context.idempotency_key,
     )
-    return (yield from give_up(env, s, info, StopReason.CIRCUIT_OPEN))
 
 
 def read_fallback(env: Env, s: CallState) -> Tool | None:
@@ -484,8 +490,9 @@ def give_up(env: Env, s: CallState, info: ErrorInfo, reason: str) -> Steps:
     status = effect_status(tool, info, dispatched=attempts > 0)
     # A stop decided on local state while the fleet's shared store was away says so, in the record and the meta.
     degraded = {"shared_state": "unreachable"} if env.shared_state.degraded else None
+    who = {"principal": s.context.principal} if s.context.principal is not None else {}
     stop = build_stop(tool, s.context, s.arguments, info, attempts=attempts, reason=str(reason), status=status,
-                      extra=degraded, failure=s.failure)
+                      extra={**who, **(degraded or {})}, failure=s.failure)
     yield from write_stop(env, stop)
     extra = {"stop_id": stop.id, "stop_reason": stop.reason, **(degraded or {})}
     return Envelope.failure(info, Meta(tool.name, s.context.call_id or "", tool.schema_version, attempts,
