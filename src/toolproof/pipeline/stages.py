@@ -183,7 +183,10 @@ def dispatch(env: Env, s: CallState) -> Steps:
 
     The one home of the interrupt rule: a handler stopped past `Exception` (KeyboardInterrupt, SystemExit, a
     cancellation) leaves no write in flight; it is settled before the raise goes on."""
-    begin(env, s)
+    max_wall_s = env.retry.max_wall_s  # what every attempt answers to (with its breaker): the call's deadline
+    s.deadline = None if max_wall_s is None else s.started + max_wall_s
+    if s.context.run_id is not None and env.budget is not None:  # and its run's budget
+        s.run = env.run_state(s.context.run_id, s.started)
     while s.envelope is None:
         refusal_steps = admit(env, s)
         if refusal_steps is not None:
@@ -197,14 +200,6 @@ def dispatch(env: Env, s: CallState) -> Steps:
         if not attempted(env, s, outcome):
             s.envelope = yield from decide(env, s)  # None: the next attempt
     return None
-
-
-def begin(env: Env, s: CallState) -> None:
-    """What every attempt of the call answers to (with its breaker): the call's wall deadline, its run's budget."""
-    max_wall_s = env.retry.max_wall_s
-    s.deadline = None if max_wall_s is None else s.started + max_wall_s
-    if s.context.run_id is not None and env.budget is not None:
-        s.run = env.run_state(s.context.run_id, s.started)
 
 
 def admit(env: Env, s: CallState) -> Steps | None:
