@@ -16,7 +16,7 @@ import toolproof
 from toolproof import BreakerConfig, CallContext, ErrorClass, RetryPolicy, Runner, Toolset
 from toolproof.contract.errors import CLASS_SPECS, ERROR_TYPES, EffectFact
 
-#: What each class says of a dispatched write's effect, as the docs (docs/errors.md) state it.
+#: What each class says of a dispatched write's effect, as docs/contract.md states it.
 FACTS: dict[ErrorClass, str] = {
     ErrorClass.INVALID_ARGUMENT: "none",
     ErrorClass.NOT_FOUND: "none",

@@ -565,4 +565,4 @@ def _with_extra(envelope: Envelope, **extra: Any) -> Envelope:
     return replace(envelope, meta=replace(envelope.meta, extra={**envelope.meta.extra, **extra}))
 
 
-__all__ = ["Claim", "FinishStatus", "Journal", "decide", "settle"]
+__all__ = ["SETTLEMENTS", "Claim", "FinishStatus", "Journal", "decide", "settle", "settlement"]
