@@ -141,8 +141,12 @@ def test_reconcile_an_unknown_outcome_and_read_the_audit(inbox: str, store_url: 
         page.goto(inbox + "/audit?tool=send_wire")
         assert "reconciled" in page.locator("[data-testid=audit]").inner_text()
         shot(page, "audit", store_url)
-        page.click("[data-testid=audit] a >> nth=-1")
+        page.click("[data-testid=audit] td:nth-child(2) a >> nth=-1")  # the oldest row's call
         assert "attempt" in page.locator("main").inner_text()
+        page.click("[data-testid=trail-link] >> nth=0")  # its operation, from the ask to the reconciliation
+        trail = page.locator("[data-testid=trail]").inner_text()
+        assert "error" in trail and "stopped (outcome_unknown)" in trail and "reconciled" in trail
+        shot(page, "trail", store_url)
         page.goto(inbox + "/dashboard")
         assert page.locator("svg[aria-label='calls and failures per tool']").count() == 1
         assert "amount_rs" in page.locator("[data-testid=fields]").inner_text()

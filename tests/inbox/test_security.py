@@ -41,6 +41,13 @@ def csrf_of(c: TestClient) -> str:
     return str(c.cookies.get("toolproof_csrf"))
 
 
+def sign_in(c: TestClient, name: str) -> str:
+    """Sign in as the page does (the server signs the name); returns the CSRF token."""
+    token = csrf_of(c)
+    assert c.post("/operator", data={"csrf": token, "name": name}).status_code == 303
+    return token
+
+
 def test_a_foreign_host_header_is_refused() -> None:
     store, _ = gated_store()
     c = client(create_app(store))
@@ -51,8 +58,7 @@ def test_a_foreign_host_header_is_refused() -> None:
 def test_posts_need_the_csrf_token_and_the_same_origin() -> None:
     store, rid = gated_store()
     c = client(create_app(store))
-    token = csrf_of(c)
-    c.cookies.set("toolproof_operator", "alice")
+    token = sign_in(c, "alice")
     assert c.post(f"/approvals/{rid}/approve", data={"note": "x"}).status_code == 403
     assert c.post(f"/approvals/{rid}/approve", data={"csrf": "forged"}).status_code == 403
     cross = c.post(f"/approvals/{rid}/approve", data={"csrf": token}, headers={"origin": "http://evil.example"})
@@ -63,7 +69,10 @@ def test_posts_need_the_csrf_token_and_the_same_origin() -> None:
     after = store.approval_get(rid)
     assert ok.status_code == 303 and after is not None and after.decided_by == "alice"
     again = c.post(f"/approvals/{rid}/approve", data={"csrf": token})
-    assert again.status_code == 409 and "already approved by alice" in again.text
+    assert again.status_code == 303 and again.headers["location"] == "/approvals"  # POST-redirect-GET
+    shown = c.get("/approvals").text
+    assert "Not applied" in shown and "already approved by alice" in shown
+    assert "already approved" not in c.get("/approvals").text  # the flash is shown once
 
 
 def test_a_token_guards_every_page_when_set() -> None:
