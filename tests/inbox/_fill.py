@@ -63,23 +63,28 @@ def record(i: int, first_at: float) -> AuditRecord:
 
 def fill(url: str, records: int, *, now: float | None = None) -> Filled:
     """Write `records` audit records, the approvals and the stops into the store at `url` (created)."""
+    store = open_store(url + ("&" if "?" in url else "?") + "synchronous=OFF" if url.startswith("sqlite") else url)
+    try:
+        return fill_store(store, records, now=now, url=url)
+    finally:
+        store.close()
+
+
+def fill_store(store: Store, records: int, *, now: float | None = None, url: str = "") -> Filled:
+    """`fill` into a store already open (an in-memory one, say)."""
     now = float(int(time.time())) if now is None else now  # whole seconds: a time typed back finds its record
     first_at = now - records * STEP_S - 3600
     out = Filled(url=url, records=records, first_at=first_at)
-    store = open_store(url + ("&" if "?" in url else "?") + "synchronous=OFF" if url.startswith("sqlite") else url)
-    try:
-        for lo in range(0, records, 20_000):
-            batch = [record(i, first_at) for i in range(lo, min(lo + 20_000, records))]
-            store.append_audit(batch)
-            out.call_ids += [r.call_id for r in batch]
-            for r in batch:
-                out.by_tool[r.tool] = out.by_tool.get(r.tool, 0) + 1
-                out.by_outcome[r.outcome] = out.by_outcome.get(r.outcome, 0) + 1
-        pending = _approvals(store, now)
-        out.pending = [r.id for r in sorted(pending, key=lambda r: (r.expires_at, r.id))]
-        out.stops = _stops(store, now)
-    finally:
-        store.close()
+    for lo in range(0, records, 20_000):
+        batch = [record(i, first_at) for i in range(lo, min(lo + 20_000, records))]
+        store.append_audit(batch)
+        out.call_ids += [r.call_id for r in batch]
+        for r in batch:
+            out.by_tool[r.tool] = out.by_tool.get(r.tool, 0) + 1
+            out.by_outcome[r.outcome] = out.by_outcome.get(r.outcome, 0) + 1
+    pending = _approvals(store, now)
+    out.pending = [r.id for r in sorted(pending, key=lambda r: (r.expires_at, r.id))]
+    out.stops = _stops(store, now)
     return out
 
 

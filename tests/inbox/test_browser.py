@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import threading
+from http.server import BaseHTTPRequestHandler, HTTPServer
 from pathlib import Path
 from typing import Any
 
@@ -11,7 +12,7 @@ import pytest
 import toolproof
 from tests.approvals._tools import gated_wholesaler
 from tests.conftest import TODAY
-from tests.inbox.conftest import SHOTS
+from tests.inbox.conftest import SHOTS, free_port
 from toolproof.contract.errors import ToolTimeout
 from toolproof.examples.wholesaler import Shop
 
@@ -152,3 +153,46 @@ def test_reconcile_an_unknown_outcome_and_read_the_audit(inbox: str, store_url: 
         assert "amount_rs" in page.locator("[data-testid=fields]").inner_text()
         shot(page, "dashboard", store_url)
         page.close()
+
+
+@pytest.mark.parametrize("store_url", ["sqlite"], indirect=True)
+def test_a_cookie_set_by_another_local_port_cannot_change_who_decided(inbox: str, store_url: str, browser: Any,
+                                                                      tmp_path: Path) -> None:
+    """Cookies do not keep ports apart: a page on another port of 127.0.0.1 sets `toolproof_operator=mallory`.
+    The inbox signs the names it hands out, so that cookie signs nobody in and decides nothing."""
+    port = free_port()
+    server = HTTPServer(("127.0.0.1", port), _Mallory)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    shop = Shop(tmp_path / "orders.sqlite3", today=lambda: TODAY)
+    try:
+        with agent(shop, store_url) as runner:
+            request_id = runner.call_sync("place_order", ORDER, context=BUYER).meta.extra["approval_id"]
+            context = browser.new_context()
+            page = context.new_page()
+            sign_in(page, inbox, "alice")
+            page.goto(f"http://127.0.0.1:{port}/")  # another local port's page
+            assert any(c["value"] == "mallory" for c in context.cookies())
+            page.goto(inbox + "/approvals")
+            assert page.locator(".who").inner_text() == "operator: —"
+            page.click(f"button[aria-label='approve {request_id}']")
+            assert "sign with your name first" in page.locator(".flash").inner_text()
+            page.reload()
+            assert page.locator(".flash").count() == 0  # shown once; a reload resubmits nothing
+            request = runner.store.approval_get(request_id)
+            assert request is not None and request.status == "pending" and request.decided_by is None
+            context.close()
+    finally:
+        server.shutdown()
+        shop.close()
+
+
+class _Mallory(BaseHTTPRequestHandler):
+    def do_GET(self) -> None:
+        self.send_response(200)
+        self.send_header("Set-Cookie", "toolproof_operator=mallory; Path=/")
+        self.send_header("Content-Type", "text/html")
+        self.end_headers()
+        self.wfile.write(b"<p>nothing to see</p>")
+
+    def log_message(self, *args: Any) -> None:
+        """Quiet."""

@@ -26,7 +26,7 @@ th,td{border-bottom:1px solid #e3e6ec;padding:6px 8px;text-align:left;vertical-a
 th{background:#eef1f6;font-weight:600}code,pre{font:12px/1.4 ui-monospace,monospace}
 pre{margin:0;white-space:pre-wrap;word-break:break-all}
 table.args{width:auto;margin:0;background:transparent}table.args th,table.args td{padding:1px 6px;border:0;
-background:transparent;font-weight:400}table.args th{color:#6b7385}.num{white-space:nowrap}
+background:transparent;font-weight:400}table.args th{color:#6b7385}.num,time{white-space:nowrap}
 form.inline{display:inline-flex;gap:4px;margin:2px 0;flex-wrap:wrap}input[type=text]{padding:3px 6px}
 button,.button{padding:3px 10px;border:1px solid #888;border-radius:4px;background:#fff;cursor:pointer;
 color:inherit;text-decoration:none}
@@ -121,7 +121,7 @@ def _arg(v: Any) -> str:
         return f"<code>{e(json.dumps(v))}</code>"
     if isinstance(v, int | float):
         grouped = f' <span class="muted">({v:,})</span>' if abs(v) >= 10_000 else ""
-        return f'<code class="num">{e(v)}</code>{grouped}'
+        return f'<span class="num"><code class="num">{e(v)}</code>{grouped}</span>'
     if isinstance(v, str):
         return f"<code>{e(redact_text(v))}</code>"
     return as_json(v)

@@ -347,14 +347,16 @@ class SqlStore(Store):
         return self._count("toolproof_audit", [], [])
 
     def audit_for_key(self, key: str) -> list[AuditRecord]:
+        # By the index on the lowered key alone (with `AND idempotency_key = ?` too, SQLite 3.40 scans), then
+        # the exact key.
         _, rows = self._run(f"SELECT {AUDIT_COLUMNS} FROM toolproof_audit WHERE lower(idempotency_key) = ?"
-                            " AND idempotency_key = ? ORDER BY id", (key.lower(), key))
-        return [audit_from_row(r) for r in rows]
+                            " ORDER BY id", (key.lower(),))
+        return [r for r in map(audit_from_row, rows) if r.idempotency_key == key]
 
     def audit_for_call(self, call_id: str) -> list[AuditRecord]:
-        _, rows = self._run(f"SELECT {AUDIT_COLUMNS} FROM toolproof_audit WHERE lower(call_id) = ?"
-                            " AND call_id = ? ORDER BY id", (call_id.lower(), call_id))
-        return [audit_from_row(r) for r in rows]
+        _, rows = self._run(f"SELECT {AUDIT_COLUMNS} FROM toolproof_audit WHERE lower(call_id) = ? ORDER BY id",
+                            (call_id.lower(),))
+        return [r for r in map(audit_from_row, rows) if r.call_id == call_id]
 
     #: How this dialect matches a pattern ignoring case (SQLite's LIKE ignores ASCII case already).
     _ILIKE = "LIKE"
