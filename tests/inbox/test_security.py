@@ -2,15 +2,20 @@
 
 from __future__ import annotations
 
+import os
+import re
+import subprocess
+import sys
 from typing import Annotated, Any
 
 import pytest
 from starlette.testclient import TestClient
 
 import toolproof
+from tests._data import REPO_ROOT
 from tests.cli._run import toolproof_cli
 from toolproof.inbox import create_app
-from toolproof.stores import MemoryStore
+from toolproof.stores import MemoryStore, open_store
 
 SECRET = "tok-9secret-abcdef0123456"
 TOKEN = "a-long-enough-token-0123"
@@ -99,3 +104,22 @@ def test_ui_refuses_to_listen_beyond_loopback_without_a_token(tmp_path: Any) -> 
     url = f"sqlite:///{tmp_path / 'tp.sqlite3'}"
     refused = toolproof_cli("ui", "--host", "0.0.0.0", "--store", url, code=2)
     assert "give --token" in refused.stderr
+
+
+@pytest.mark.e2e
+def test_ui_beyond_loopback_prints_its_real_port_and_names_allow_host(tmp_path: Any) -> None:
+    url = f"sqlite:///{tmp_path / 'tp.sqlite3'}"
+    open_store(url).close()
+    env = {k: v for k, v in os.environ.items() if not k.startswith("TOOLPROOF_")}
+    env["PYTHONPATH"] = f"{REPO_ROOT / 'src'}{os.pathsep}{REPO_ROOT}"
+    proc = subprocess.Popen([sys.executable, "-m", "toolproof", "ui", "--store", url, "--host", "0.0.0.0",
+                             "--port", "0", "--token", TOKEN], env=env, stderr=subprocess.PIPE, text=True)
+    try:
+        assert proc.stderr is not None
+        first, second = proc.stderr.readline(), proc.stderr.readline()
+    finally:
+        proc.terminate()
+        proc.wait(timeout=10)
+    port = re.search(r"http://0\.0\.0\.0:(\d+)/", first)
+    assert port and int(port[1]) > 0, first
+    assert "--allow-host" in second and "127.0.0.1" in second

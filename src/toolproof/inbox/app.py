@@ -390,7 +390,8 @@ class Views:
         for (tool, cls, code, outcome), n in tally.items():
             kind = outcome_kind(outcome, code)
             kinds[kind] += n
-            for bucket, name in ((by_tool, tool), (by_class, cls or ("ok" if kind == "ok" else kind))):
+            label = cls or ("ok" if kind == "ok" else "no class recorded")
+            for bucket, name in ((by_tool, tool), (by_class, label)):
                 counts = bucket.setdefault(name, [0, 0])
                 counts[0] += n
                 counts[1] += n if kind == "failed" else 0
