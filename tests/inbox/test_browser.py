@@ -10,9 +10,9 @@ from typing import Any
 import pytest
 
 import toolproof
-from tests.approvals._tools import gated_wholesaler
+from tests.approvals._tools import gated_wholesaler, payments
 from tests.conftest import TODAY
-from tests.inbox.conftest import SHOTS, free_port
+from tests.inbox.conftest import SHOTS, free_port, serve
 from toolproof.contract.errors import ToolTimeout
 from toolproof.examples.wholesaler import Shop
 
@@ -196,3 +196,39 @@ class _Mallory(BaseHTTPRequestHandler):
 
     def log_message(self, *args: Any) -> None:
         """Quiet."""
+
+
+@pytest.mark.parametrize("store_url", ["sqlite"], indirect=True)
+def test_high_risk_approvals_ask_first_with_the_tools_facts_on_screen(store_url: str, browser: Any) -> None:
+    paid: list[int] = []
+    proc, base = serve(store_url, "--tools", "tests.inbox._toolset:payments_desk")
+    asked: list[str] = []
+    try:
+        with toolproof.Runner(payments(paid), store=store_url) as runner:
+            ids = [runner.call_sync("pay", {"amount_rs": a, "to": "Kisan Co-op", "api_token": "t-0123456789ab"},
+                                    context=BUYER).meta.extra["approval_id"] for a in (20_000, 30_000)]
+            page = browser.new_page()
+            sign_in(page, base, "alice")
+            row = page.locator("[data-testid=pending] > tbody > tr", has_text=ids[0])
+            assert "high risk" in row.locator("[data-testid=risk]").inner_text()
+            assert row.locator("[data-testid=description]").inner_text() == "Pay a supplier."
+            page.on("dialog", lambda d: (asked.append(d.message), d.dismiss()))
+            for rid in ids:
+                page.check(f"input[aria-label='select {rid}']")
+            page.click("button[aria-label='approve selected']")  # dismissed: nothing is approved
+            assert "2 request(s) at once, 2 of them high-risk" in asked[-1]
+            assert [getattr(runner.store.approval_get(i), "status", None) for i in ids] == ["pending", "pending"]
+            page.close()
+            page = browser.new_page()
+            sign_in(page, base, "alice")
+            page.on("dialog", lambda d: (asked.append(d.message), d.accept()))
+            page.click(f"button[aria-label='approve {ids[0]}']")
+            assert "pay (high risk)" in asked[-1]
+            assert f"{ids[0]}: approved by alice" in page.locator(".flash").inner_text()
+            assert runner.call_sync("pay", {"amount_rs": 20_000, "to": "Kisan Co-op", "api_token": "t-0123456789ab"},
+                                    context=BUYER).ok
+            page.close()
+    finally:
+        proc.terminate()
+        proc.wait(timeout=10)
+    assert paid == [20_000]

@@ -219,3 +219,14 @@ def test_the_trail_links_the_asking_call_the_decision_and_the_executed_call() ->
     assert asked.meta.call_id in trail and ran.meta.call_id in trail and "by alice" in trail
     summary = c.get("/dashboard").text
     assert "1 ok, 0 failed, 1 waited for a person" in summary  # a gated call is not a failure
+
+
+def test_the_tools_facts_stand_beside_a_request_and_a_high_risk_approval_asks_first() -> None:
+    store = MemoryStore()
+    rid = gated(store)
+    text = client(store, tools=payments([])).get("/approvals").text
+    assert 'data-testid="risk">high risk</span>' in text and ">write</span>" in text
+    assert 'data-testid="description">Pay a supplier.</span>' in text
+    assert f'action="/approvals/{rid}/approve" onsubmit="return confirm(' in text and "(high risk)" in text
+    plain = client(store).get("/approvals").text  # without the toolset: the name alone, no confirmation
+    assert 'data-testid="risk"' not in plain and f'action="/approvals/{rid}/approve" onsubmit' not in plain

@@ -8,6 +8,7 @@ from typing import Annotated, Final
 import typer
 
 from ..stores.sqlite import SqliteStore
+from ._load import load_toolset
 from ._options import StoreOpt, fail, open_existing, say, shown_store
 
 BUSY_WAIT_S: Final = 5.0  # how long an action waits for another process's SQLite write lock
@@ -21,6 +22,9 @@ def ui_cmd(
                                               help="Required for any address beyond loopback (16+ chars).")] = None,
     allow_host: Annotated[list[str] | None, typer.Option(
         "--allow-host", help="Another Host header name to answer (e.g. the name of a reverse proxy).")] = None,
+    tools: Annotated[str | None, typer.Option(
+        "--tools", help="The agents' toolset as MODULE:ATTR: shows each tool's description, effect and risk "
+        "beside its requests.")] = None,
 ) -> None:
     """Serve the inbox on http://HOST:PORT/ for the store the agents write to (SQLite or PostgreSQL)."""
     try:
@@ -34,11 +38,12 @@ def ui_cmd(
         check_binding(host, token)
     except RefusedToStart as exc:
         raise fail(str(exc)) from None
+    toolset = load_toolset(tools) if tools else None
     db = open_existing(store)
     if isinstance(db, SqliteStore):
         db.set_busy_timeout(BUSY_WAIT_S)
     names = hosts_for(host, allow_host or ())
-    app = create_app(db, allowed_hosts=names, token=token)
+    app = create_app(db, allowed_hosts=names, token=token, tools=toolset)
     try:
         sock = socket.create_server((host, port), family=socket.AF_INET6 if ":" in host else socket.AF_INET)
     except OSError as exc:

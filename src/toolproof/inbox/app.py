@@ -22,9 +22,11 @@ from starlette.responses import HTMLResponse, PlainTextResponse, RedirectRespons
 from starlette.routing import Route
 
 from ..approvals import AlreadyDecided, ApprovalNotFound, approve_many, decide
+from ..catalog.toolset import Toolset
 from ..contract.context import new_call_id
 from ..contract.errors import ACTION_DESCRIPTIONS, CLASS_SPECS, ErrorClass, ToolError
 from ..contract.redaction import redact_text
+from ..contract.tool import Tool
 from ..journal.journal import Journal
 from ..stores.approval import ApprovalRequest
 from ..stores.base import Store
@@ -58,10 +60,11 @@ _T = TypeVar("_T")
 
 
 def create_app(store: Store, *, allowed_hosts: frozenset[str] = frozenset({"127.0.0.1", "localhost"}),
-               token: str | None = None, signer: Signer | None = None) -> Starlette:
+               token: str | None = None, signer: Signer | None = None, tools: Toolset | None = None) -> Starlette:
     """The inbox over one store (closed by the caller). `signer` signs the operator and flash cookies (a new
-    key per start unless given)."""
-    views = Views(store, signer or Signer())
+    key per start unless given); `tools`, the agents' toolset, puts each tool's description, effect and risk
+    beside its requests (a high-risk approval then asks for confirmation)."""
+    views = Views(store, signer or Signer(), tools)
     routes = [
         Route("/", lambda r: RedirectResponse("/approvals", status_code=303)),
         Route("/approvals", views.approvals), Route("/approvals/bulk", views.bulk, methods=["POST"]),
@@ -80,8 +83,9 @@ def create_app(store: Store, *, allowed_hosts: frozenset[str] = frozenset({"127.
 class Views:
     """One method per page or action; the store is the only state (the dashboard keeps a tally it extends)."""
 
-    def __init__(self, store: Store, signer: Signer) -> None:
+    def __init__(self, store: Store, signer: Signer, tools: Toolset | None = None) -> None:
         self.store, self.signer = store, signer
+        self.tools = {t.name: t for t in tools} if tools is not None else {}
         self._tally: tuple[Counter[tuple[str, str | None, str | None, str]], int, float] = (Counter(), 0, 0.0)
         self._tally_lock = threading.Lock()
 
@@ -155,7 +159,7 @@ class Views:
                                                  required=True), "Sign as", label="sign")
         waiting = self.store.approval_page(pending=True, now=now, limit=PAGE, cursor=q.get("after"))
         decided = self.store.approval_page(pending=False, now=now, limit=DECIDED_PAGE, cursor=q.get("decided"))
-        rows = [_pending_row(r, csrf, now) for r in waiting.rows]
+        rows = [_pending_row(r, csrf, now, self.tools.get(r.tool)) for r in waiting.rows]
         done = [(f'<a href="/trail/{quote(r.idempotency_key)}"><code>{e(r.id)}</code></a>', e(r.tool),
                  f'<span class="pill">{e(r.status_at(now))}</span>', e(r.decided_by),
                  moment(r.decided_at if r.decided_at is not None else r.expires_at), e(r.note))
@@ -462,19 +466,32 @@ def resolve_stop(store: Store, stop_id: str, by: str, note: str, effect: str | N
     return True
 
 
-def _pending_row(r: ApprovalRequest, csrf: str, now: float) -> tuple[str, ...]:
+def _pending_row(r: ApprovalRequest, csrf: str, now: float, tool: Tool | None) -> tuple[str, ...]:
     left = r.expires_at - now
     soon = " soon" if left < 3600 else ""
-    return (f'<input type="checkbox" name="rid" value="{e(r.id)}" form="bulk" aria-label="select {e(r.id)}">'
-            f' <code>{e(r.id)}</code><br>{_trail_link(r.idempotency_key, text="trail")}', e(r.tool),
+    risk = tool.risk if tool is not None else ""
+    ask = f"Approve {r.tool} ({risk} risk) for {r.principal or 'an unnamed principal'}?" if risk == "high" else ""
+    return (f'<input type="checkbox" name="rid" value="{e(r.id)}" form="bulk" data-risk="{e(risk)}" '
+            f'aria-label="select {e(r.id)}"> <code>{e(r.id)}</code><br>'
+            f'{_trail_link(r.idempotency_key, text="trail")}', _tool_facts(r.tool, tool),
             args_table(r.arguments) + f'<span class="muted">call <code>{e(r.call_id)}</code></span>', e(r.reason),
             e(f"{r.principal or '-'} in {r.conversation_id or '-'}") + (f"<br>run {e(r.run_id)}" if r.run_id else ""),
             f'<span class="pill" data-testid="age">{e(span(now - r.at))} ago</span><br>{moment(r.at)}',
             f'<span class="pill{soon}" data-testid="countdown">in {e(span(left))}</span><br>{moment(r.expires_at)}',
             form(f"/approvals/{r.id}/approve", csrf, text_input("note", "note (optional)"), "Approve",
-                 css="ok", label=f"approve {r.id}")
+                 css="ok", label=f"approve {r.id}", confirm=ask)
             + form(f"/approvals/{r.id}/deny", csrf, text_input("note", "why (required)", required=True),
                    "Deny", css="no", label=f"deny {r.id}"))
+
+
+def _tool_facts(name: str, tool: Tool | None) -> str:
+    """The tool's name, and when the toolset is known its risk, effect and the first line of its description."""
+    if tool is None:
+        return e(name)
+    first = tool.description.strip().split("\n", 1)[0]
+    badge = f'<span class="pill{" soon" if tool.risk == "high" else ""}" data-testid="risk">{e(tool.risk)} risk</span>'
+    return (f"{e(name)}<br>{badge} <span class=\"pill\">{e(tool.effect)}</span>"
+            f'<br><span class="muted" data-testid="description">{e(first)}</span>')
 
 
 def _trail_events(approvals: Sequence[ApprovalRequest], audit: Sequence[AuditRecord],

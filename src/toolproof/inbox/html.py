@@ -54,8 +54,10 @@ local();if(v===null)return;setInterval(function(){fetch('/api/version',{credenti
 """
 
 #: What the bulk form asks before approving several requests at once.
-CONFIRM_BULK: Final = ("return confirm('Approve '+document.querySelectorAll('input[name=rid]:checked').length+"
-                       "' request(s) at once? Each runs when its agent makes the call again.')")
+CONFIRM_BULK: Final = ("var n=document.querySelectorAll('input[name=rid]:checked').length,"
+                       "h=document.querySelectorAll('input[name=rid][data-risk=high]:checked').length;"
+                       "return confirm('Approve '+n+' request(s) at once'+(h?', '+h+' of them high-risk':'')+'? "
+                       "Each runs when its agent makes the call again.')")
 
 
 def e(value: Any) -> str:
