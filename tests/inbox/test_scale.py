@@ -144,6 +144,8 @@ def test_alike_stops_are_one_group_and_the_dashboard_counts_the_whole_store(big:
     page.goto(base + "/dashboard")
     failed = filled.by_outcome["error"] + filled.by_outcome["invalid"]
     gated = filled.by_outcome["approval_pending"]
+    breakers = page.locator("[data-testid=breakers] > tbody > tr")
+    assert breakers.count() == 1 and breakers.inner_text().startswith(f"Weather\t{ALIKE_STOPS}")
     n = filled.records
     assert page.locator("[data-testid=summary]").inner_text() == (
         f"{n:,} calls in all {n:,} audit records: {n - failed - gated:,} ok, {failed:,} failed, "

@@ -405,7 +405,16 @@ class Views:
         summary = (f'<p class="count" data-testid="summary">{calls:,} calls in all {self.store.audit_total():,} '
                    f"audit records: {kinds['ok']:,} ok, {kinds['failed']:,} failed, {kinds['gated']:,} waited "
                    "for a person (not failures).</p>")
-        body = (summary + "<h2>Calls and failures per tool</h2>" + bars("calls and failures per tool", _top(by_tool))
+        paused = [(e(g.tool), f"<strong>{g.count:,}</strong>", moment(g.first_at), moment(g.last_at),
+                   '<a href="/stops">resolve on the stops page</a>')
+                  for g in self.store.stop_groups() if g.reason == "circuit_open"]
+        breakers = ("<h2>Breakers that refused calls</h2>"
+                    '<p class="muted">From the open stop records whose reason is circuit_open: the tool\'s breaker '
+                    "was open when a call came, and the call was not sent.</p>"
+                    + table(("tool", "calls refused", "first", "last", ""), paused,
+                            empty="No open stop says a breaker refused a call.", test_id="breakers"))
+        body = (summary + breakers + "<h2>Calls and failures per tool</h2>"
+                + bars("calls and failures per tool", _top(by_tool))
                 + "<h2>Outcomes per error class</h2>" + bars("outcomes per class", _top(by_class))
                 + "<h2>Validation failures per field and schema version</h2>"
                 + table(("tool", "field", "schema version", "failures"), fields, empty="No validation failures.",
