@@ -246,7 +246,7 @@ class Views:
                   form(f"/stops/{s.id}/resolve", csrf, text_input("note", "what you found and did", required=True)
                        + _effect_select(), "Resolve", label=f"resolve {s.id}"))
                  for s in listed.rows]
-        unknown = self.store.journal_list(status="unknown", limit=PAGE + 1)
+        unknown = Journal(self.store).list("unknown", PAGE + 1)  # expires ended leases first, as the CLI does
         more = len(unknown) > PAGE
         rows = [(f'<a href="/trail/{quote(i.key)}"><code>{e(i.key)}</code></a>', moment(i.created_at), e(i.tool),
                  args_table(i.arguments), e(f"{i.principal or '-'} in {i.conversation_id or '-'}"),
