@@ -232,3 +232,30 @@ def test_high_risk_approvals_ask_first_with_the_tools_facts_on_screen(store_url:
         proc.terminate()
         proc.wait(timeout=10)
     assert paid == [20_000]
+
+
+@pytest.mark.parametrize("store_url", ["sqlite"], indirect=True)
+def test_a_change_right_after_load_is_shown_and_ticked_boxes_survive_it(inbox: str, store_url: str, browser: Any,
+                                                                       tmp_path: Path) -> None:
+    """The page carries the version it was rendered from: a request added in its first second is seen at the
+    next poll (the page reloads); with a box ticked, the page offers the reload instead of taking the tick."""
+    shop = Shop(tmp_path / "orders.sqlite3", today=lambda: TODAY)
+    with agent(shop, store_url) as runner:
+        def ask(n: int) -> str:
+            order = {**ORDER, "quantity_kg": 1500 + n}
+            return str(runner.call_sync("place_order", order, context=BUYER).meta.extra["approval_id"])
+
+        first = ask(0)
+        page = browser.new_page()
+        sign_in(page, inbox, "dana")
+        second = ask(1)  # right after the page loaded
+        page.locator("[data-testid=pending] > tbody > tr", has_text=second).wait_for(timeout=15_000)
+        page.check(f"input[aria-label='select {first}']")
+        third = ask(2)
+        page.locator("#changed").wait_for(state="visible", timeout=15_000)
+        assert page.is_checked(f"input[aria-label='select {first}']")  # not reloaded under the operator's tick
+        assert page.locator("[data-testid=pending] > tbody > tr", has_text=third).count() == 0
+        page.click("#changed button")
+        page.locator("[data-testid=pending] > tbody > tr", has_text=third).wait_for(timeout=15_000)
+        page.close()
+    shop.close()
