@@ -55,7 +55,7 @@ __all__ = ["PAGE", "create_app", "outcome_kind", "resolve_stop"]
 
 PAGE: Final = 100  # rows per page of every list (every page links the next: nothing is cut silently)
 DECIDED_PAGE: Final = 30
-RECOUNT_S: Final = 60.0  # the dashboard adds new records to its tally, and counts everything again this often
+RECOUNT_S: Final = 600.0  # the dashboard adds new records to its tally, and counts everything again this often
 _T = TypeVar("_T")
 
 
