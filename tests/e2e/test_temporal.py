@@ -1,0 +1,152 @@
+"""toolproof inside Temporal, with the real parts: a dev server started by the CLI on free ports, worker
+processes, a worker SIGKILLed after a write's effect and before its activity completes, the retry on a fresh
+worker. Effects are rows in a SQLite table, counted from the outside; the plain activity beside it is the
+baseline that shows the duplicate Temporal's at-least-once retry makes without toolproof.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import signal
+import sqlite3
+import subprocess
+import sys
+import time
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from temporalio.client import Client
+
+from tests.temporal_support import temporal_server
+from toolproof.approvals import approve, list_requests
+from toolproof.contract.envelope import Envelope
+from toolproof.stores import open_store
+
+pytestmark = pytest.mark.e2e
+
+REPO_ROOT = Path(__file__).resolve().parents[2]
+WORKER = Path(__file__).with_name("temporal_worker.py")
+
+
+@pytest.fixture(scope="module")
+def temporal_address() -> Iterator[str]:
+    with temporal_server() as address:
+        yield address
+
+
+class Setup:
+    """A task queue of its own, the journal's SQLite store, the effects table, the workers started."""
+
+    def __init__(self, address: str, tmp: Path) -> None:
+        self.address, self.queue = address, f"q-{uuid.uuid4().hex[:8]}"
+        self.store_url = f"sqlite:///{tmp / 'journal.sqlite3'}"
+        self.effects, self.ready = tmp / "effects.sqlite3", tmp / "ready"
+        self.ready.mkdir()
+        with sqlite3.connect(self.effects) as db:
+            db.execute("PRAGMA journal_mode=WAL")
+            db.execute("CREATE TABLE effects (id INTEGER PRIMARY KEY, kind TEXT, order_id TEXT, pid INTEGER)")
+        self.procs: list[subprocess.Popen[str]] = []
+
+    def worker(self, mode: str) -> subprocess.Popen[str]:
+        env = {**os.environ, "PYTHONPATH": str(REPO_ROOT)}
+        proc = subprocess.Popen([sys.executable, str(WORKER), mode, self.address, self.queue, self.store_url,
+                                 str(self.effects), str(self.ready)], env=env, cwd=REPO_ROOT,
+                                stderr=subprocess.PIPE, text=True)
+        self.procs.append(proc)
+        return proc
+
+    def wait_ready(self, names: list[str], proc: subprocess.Popen[str], timeout_s: float = 60) -> None:
+        deadline = time.monotonic() + timeout_s
+        while not all((self.ready / n).exists() for n in names):
+            assert proc.poll() is None, proc.stderr.read() if proc.stderr else ""
+            assert time.monotonic() < deadline, f"not ready: {[n for n in names if not (self.ready / n).exists()]}"
+            time.sleep(0.02)
+
+    def rows(self, kind: str, order_id: str) -> int:
+        with sqlite3.connect(self.effects) as db:
+            return int(db.execute("SELECT COUNT(*) FROM effects WHERE kind = ? AND order_id = ?",
+                                  (kind, order_id)).fetchone()[0])
+
+    def close(self) -> None:
+        for proc in self.procs:
+            if proc.poll() is None:
+                proc.terminate()
+            proc.communicate(timeout=30)
+
+
+@pytest.fixture
+def setup(temporal_address: str, tmp_path: Path) -> Iterator[Setup]:
+    made = Setup(temporal_address, tmp_path)
+    try:
+        yield made
+    finally:
+        made.close()
+
+
+async def _approve_when_asked(store_url: str, timeout_s: float = 60) -> str:
+    """The operator: approves the first pending request, as `toolproof approvals approve` does."""
+    store = open_store(store_url)
+    try:
+        deadline = time.monotonic() + timeout_s
+        while time.monotonic() < deadline:
+            pending = list_requests(store)
+            if pending:
+                approve(store, pending[0].id, by="ops@example.com")
+                return pending[0].id
+            await asyncio.sleep(0.05)
+        raise AssertionError("no approval request appeared")
+    finally:
+        store.close()
+
+
+async def test_a_killed_worker_retried_elsewhere_makes_one_effect(setup: Setup) -> None:
+    client = await Client.connect(setup.address)
+    paid, inhandler, refunded, plain = "ord-paid", "inhandler-1", "ord-refund", "ord-plain"
+    started = time.monotonic()
+    crashing = setup.worker("crash")
+    handles = {
+        paid: await client.start_workflow("ToolWorkflow", args=["record_payment", {"order_id": paid, "amount_rs": 900}],
+                                          id=f"wf-{paid}-{setup.queue}", task_queue=setup.queue),
+        inhandler: await client.start_workflow(
+            "ToolWorkflow", args=["record_payment", {"order_id": inhandler, "amount_rs": 50}],
+            id=f"wf-{inhandler}-{setup.queue}", task_queue=setup.queue),
+        refunded: await client.start_workflow("ToolWorkflow", args=["refund", {"order_id": refunded, "amount_rs": 300}],
+                                              id=f"wf-{refunded}-{setup.queue}", task_queue=setup.queue),
+        plain: await client.start_workflow("PlainWorkflow", plain, id=f"wf-{plain}-{setup.queue}",
+                                           task_queue=setup.queue),
+    }
+    approval_id = await _approve_when_asked(setup.store_url)
+    await asyncio.to_thread(setup.wait_ready, [paid, inhandler, refunded, plain], crashing)
+    os.kill(crashing.pid, signal.SIGKILL)  # every effect is done; no activity has completed
+    crashing.communicate(timeout=10)
+    killed_at = time.monotonic()
+    fresh = setup.worker("serve")
+
+    results: dict[str, Any] = {k: await asyncio.wait_for(h.result(), timeout=60) for k, h in handles.items()}
+    print(f"\ntemporal kill: {time.monotonic() - started:.1f} s in all, {time.monotonic() - killed_at:.1f} s after "
+          f"the kill; rows: payment {setup.rows('payment', paid)}, in-handler {setup.rows('payment', inhandler)}, "
+          f"refund {setup.rows('refund', refunded)}, plain baseline {setup.rows('plain', plain)}")
+
+    # The baseline: Temporal's retry ran the plain write again on the fresh worker.
+    assert setup.rows("plain", plain) == 2
+    # toolproof: the write recorded before the kill is replayed, with the first result.
+    assert setup.rows("payment", paid) == 1
+    env = Envelope.from_dict(results[paid])
+    assert env.ok and env.meta.replayed and env.result["order_id"] == paid
+    with sqlite3.connect(setup.effects) as db:
+        first_pid = db.execute("SELECT pid FROM effects WHERE order_id = ?", (paid,)).fetchone()[0]
+    assert first_pid == crashing.pid and fresh.poll() is None
+    # Killed inside the handler, before the journal knew: nothing can tell, so outcome_unknown with the key.
+    assert setup.rows("payment", inhandler) == 1
+    unknown = Envelope.from_dict(results[inhandler])
+    assert unknown.error is not None and unknown.error.error_class.value == "outcome_unknown"
+    assert unknown.error.idempotency_key is not None and unknown.error.idempotency_key.startswith("tp1_")
+    # The approved refund: approved once, run once, replayed after the kill (and the workflow's replay).
+    assert setup.rows("refund", refunded) == 1
+    refund = Envelope.from_dict(results[refunded])
+    assert refund.ok and refund.meta.replayed and refund.result["order_id"] == refunded
+    assert approval_id
