@@ -36,6 +36,9 @@ FAST = RetryPolicy(initial_interval=timedelta(seconds=0.2), backoff_coefficient=
                    maximum_interval=timedelta(seconds=1), maximum_attempts=8,
                    non_retryable_error_types=list(NON_RETRYABLE_TYPES))
 TIMEOUT = timedelta(seconds=2)
+#: For the class-mapping tests: three attempts at most, 0.1 s apart unless the envelope says otherwise.
+THREE = RetryPolicy(initial_interval=timedelta(seconds=0.1), backoff_coefficient=1.0, maximum_attempts=3,
+                    non_retryable_error_types=list(NON_RETRYABLE_TYPES))
 
 
 @workflow.defn(name="ToolWorkflow")
@@ -46,6 +49,17 @@ class ToolWorkflow:
     async def run(self, tool: str, arguments: dict[str, Any]) -> dict[str, Any]:
         return await call_tool(tool, arguments, principal="buyer-7", start_to_close_timeout=TIMEOUT,
                                retry_policy=FAST, approval_timeout=timedelta(seconds=60))
+
+
+@workflow.defn(name="ScriptWorkflow")
+class ScriptWorkflow:
+    """Several calls in one workflow, each `[tool, arguments, wait for approval]`: their envelopes, in order."""
+
+    @workflow.run
+    async def run(self, calls: list[list[Any]]) -> list[dict[str, Any]]:
+        return [await call_tool(tool, arguments, principal="buyer-7", start_to_close_timeout=TIMEOUT,
+                                retry_policy=THREE, approval_timeout=timedelta(seconds=30) if wait else None)
+                for tool, arguments, wait in calls]
 
 
 @workflow.defn(name="PlainWorkflow")

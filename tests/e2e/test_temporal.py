@@ -21,6 +21,7 @@ from typing import Any
 import pytest
 from temporalio.client import Client
 
+import toolproof
 from tests.temporal_support import temporal_server
 from toolproof.approvals import approve, list_requests
 from toolproof.contract.envelope import Envelope
@@ -150,3 +151,120 @@ async def test_a_killed_worker_retried_elsewhere_makes_one_effect(setup: Setup) 
     refund = Envelope.from_dict(results[refunded])
     assert refund.ok and refund.meta.replayed and refund.result["order_id"] == refunded
     assert approval_id
+
+
+class _Counted:
+    """Tools whose calls are counted (and timed) by the test: what Temporal attempted, seen from the tool."""
+
+    def __init__(self, effects: Path) -> None:
+        self.calls: dict[str, list[float]] = {}
+        self.effects = effects
+
+    def toolset(self) -> toolproof.Toolset:
+        calls = self.calls
+        effects = self.effects
+
+        def seen(name: str) -> int:
+            calls.setdefault(name, []).append(time.monotonic())
+            return len(calls[name])
+
+        @toolproof.tool(effect="read")
+        def credit_check(buyer: str) -> dict[str, Any]:
+            """Check a buyer's credit (this desk may not).
+
+            Args:
+                buyer: The buyer.
+            """
+            seen("credit_check")
+            raise toolproof.PermissionDenied("This desk may not check credit.", code="DESK_NOT_ALLOWED")
+
+        @toolproof.tool(effect="read")
+        def quote(crop: str) -> dict[str, Any]:
+            """Today's price of a crop (the market's API limits its callers).
+
+            Args:
+                crop: The crop.
+            """
+            if seen("quote") == 1:
+                raise toolproof.RateLimited("The market's API is busy.", retry_after_s=1.0)
+            return {"crop": crop, "price_rs_per_kg": 71}
+
+        @toolproof.tool(effect="read")
+        def weather(district: str) -> dict[str, Any]:
+            """The forecast for a district (its service is down today).
+
+            Args:
+                district: The district.
+            """
+            seen("weather")
+            raise toolproof.TransientUpstream("The forecast service answered 503.")
+
+        @toolproof.tool(effect="write", approval="always")
+        def refund(order_id: str, amount_rs: int) -> dict[str, Any]:
+            """Refund an order (a person approves every refund).
+
+            Args:
+                order_id: The order refunded.
+                amount_rs: Amount in rupees.
+            """
+            seen("refund")
+            with sqlite3.connect(effects) as db:
+                db.execute("INSERT INTO effects (kind, order_id, pid) VALUES ('refund', ?, ?)", (order_id, os.getpid()))
+            return {"order_id": order_id, "amount_rs": amount_rs}
+
+        return toolproof.Toolset([credit_check, quote, weather, refund])
+
+
+@pytest.fixture
+async def in_process(setup: Setup) -> Any:
+    """A worker in this process on the setup's queue, with the counted tools; its client."""
+    from temporalio.worker import Worker
+
+    from tests.e2e.temporal_worker import ScriptWorkflow
+    from toolproof.integrations.temporal import activities
+
+    counted = _Counted(setup.effects)
+    runner = toolproof.Runner(counted.toolset(), store=setup.store_url, retry=None)
+    client = await Client.connect(setup.address)
+    worker = Worker(client, task_queue=setup.queue, workflows=[ScriptWorkflow],
+                    activities=activities(runner, approval_poll_s=0.05))
+    async with worker:
+        yield client, counted
+    await runner.aclose()
+
+
+async def test_classes_map_onto_temporal_retries(setup: Setup, in_process: Any) -> None:
+    client, counted = in_process
+    calls = [["credit_check", {"buyer": "b-1"}, False], ["quote", {"crop": "groundnut"}, False],
+             ["weather", {"district": "Anantapur"}, False]]
+    denied, quoted, down = await client.execute_workflow("ScriptWorkflow", calls, id=f"wf-classes-{setup.queue}",
+                                                         task_queue=setup.queue)
+    # Not retryable: attempted once, the envelope intact in the workflow.
+    assert len(counted.calls["credit_check"]) == 1
+    env = Envelope.from_dict(denied)
+    assert env.error is not None and (env.error.error_class.value, env.error.code) == (
+        "permission_denied", "DESK_NOT_ALLOWED")
+    # rate_limited: retried by Temporal after Retry-After (1 s), not after the policy's 0.1 s.
+    first, second = counted.calls["quote"]
+    print(f"\nRetry-After 1.0 s: Temporal's next attempt came {second - first:.2f} s later")
+    assert second - first >= 1.0
+    assert Envelope.from_dict(quoted).ok
+    # transient_upstream: retried, never forever: the policy's three attempts, then the envelope.
+    assert len(counted.calls["weather"]) == 3
+    assert Envelope.from_dict(down).error_class is not None and down["error"]["class"] == "transient_upstream"
+
+
+async def test_an_approval_is_bound_to_its_arguments_and_consumed_once(setup: Setup, in_process: Any) -> None:
+    client, counted = in_process
+    calls = [["refund", {"order_id": "o-9", "amount_rs": 300}, True],
+             ["refund", {"order_id": "o-9", "amount_rs": 300}, True],
+             ["refund", {"order_id": "o-9", "amount_rs": 3000}, False]]
+    handle = await client.start_workflow("ScriptWorkflow", calls, id=f"wf-approval-{setup.queue}",
+                                         task_queue=setup.queue)
+    approved = await _approve_when_asked(setup.store_url)
+    ran, again, changed = await asyncio.wait_for(handle.result(), timeout=60)
+    assert Envelope.from_dict(ran).ok and not ran["meta"].get("replayed")
+    assert Envelope.from_dict(again).ok and again["meta"]["replayed"]  # the same call again: not run again
+    assert setup.rows("refund", "o-9") == 1 and len(counted.calls["refund"]) == 1
+    # Other arguments: a new request, not the approved one; nothing ran.
+    assert changed["error"]["code"] == "APPROVAL_REQUIRED" and changed["meta"]["approval_id"] != approved
