@@ -6,13 +6,15 @@ Both kinds of activity write one row per effect into EFFECTS_PATH (a SQLite tabl
 counts effects from the outside. MODE `crash`: every activity stops after its effect and before it completes
 (toolproof's after the journal recorded it; an order id starting `inhandler` inside the handler, before the
 journal knows; the plain one after its row), writes READY_DIR/<order id>, and hangs, for the parent to
-SIGKILL it. MODE `serve`: an ordinary worker, until it is terminated.
+SIGKILL it. MODE `chaos`: the same points each pause a random 0.1-0.5 s instead (the parent kills workers at
+random). MODE `serve`: an ordinary worker, until it is terminated.
 """
 
 from __future__ import annotations
 
 import asyncio
 import os
+import random
 import sqlite3
 import sys
 from datetime import timedelta
@@ -76,9 +78,10 @@ class PlainWorkflow:
 class _Effects:
     """The external system: one row per effect, and the crash switch."""
 
-    def __init__(self, path: str, ready_dir: str, crash: bool) -> None:
+    def __init__(self, path: str, ready_dir: str, mode: str) -> None:
         self.db = sqlite3.connect(path, isolation_level=None, check_same_thread=False, timeout=30)
-        self.ready, self.crash = Path(ready_dir), crash
+        self.ready, self.mode = Path(ready_dir), mode
+        self.crash = mode in ("crash", "chaos")
 
     def insert(self, kind: str, order_id: str) -> int:
         cur = self.db.execute("INSERT INTO effects (kind, order_id, pid) VALUES (?, ?, ?)",
@@ -86,8 +89,10 @@ class _Effects:
         return int(cur.lastrowid or 0)
 
     async def hang(self, order_id: str) -> None:
-        """In crash mode: say so, then wait for the SIGKILL."""
-        if self.crash:
+        """In crash mode: say so, then wait for the SIGKILL; in chaos mode, a random pause (a window to kill in)."""
+        if self.mode == "chaos":
+            await asyncio.sleep(random.uniform(0.1, 0.5))
+        elif self.mode == "crash":
             (self.ready / order_id).write_text(str(os.getpid()))
             await asyncio.sleep(3600)
 
@@ -100,8 +105,9 @@ class _HangingJournal(Journal):
     async def arecord(self, intent: Intent, tool: toolproof.Tool, envelope: Envelope,
                       arguments: Any = None) -> Envelope:
         recorded = await super().arecord(intent, tool, envelope, arguments)
-        if isinstance(arguments, dict) and not str(arguments.get("order_id", "")).startswith("inhandler"):
-            await self.effects.hang(str(arguments["order_id"]))
+        order = str((arguments or {}).get("order_id", ""))
+        if self.effects.mode == "chaos" or not order.startswith("inhandler"):
+            await self.effects.hang(order)
         return recorded
 
 
@@ -115,7 +121,7 @@ def build(store_url: str, effects: _Effects) -> tuple[toolproof.Runner, list[Any
             amount_rs: Amount in rupees.
         """
         row = effects.insert("payment", order_id)
-        if order_id.startswith("inhandler"):
+        if order_id.startswith("inhandler") or effects.mode == "chaos":
             await effects.hang(order_id)
         return {"payment_id": row, "order_id": order_id, "amount_rs": amount_rs}
 
@@ -144,7 +150,7 @@ def build(store_url: str, effects: _Effects) -> tuple[toolproof.Runner, list[Any
 
 
 async def main(mode: str, address: str, queue: str, store_url: str, effects_path: str, ready_dir: str) -> None:
-    effects = _Effects(effects_path, ready_dir, crash=mode == "crash")
+    effects = _Effects(effects_path, ready_dir, mode)
     _runner, acts = build(store_url, effects)
     client = await Client.connect(address)
     # A killed worker's cached workflows move to a fresh one after the sticky timeout: 1 s, not the 5 s default.

@@ -268,3 +268,46 @@ async def test_an_approval_is_bound_to_its_arguments_and_consumed_once(setup: Se
     assert setup.rows("refund", "o-9") == 1 and len(counted.calls["refund"]) == 1
     # Other arguments: a new request, not the approved one; nothing ran.
     assert changed["error"]["code"] == "APPROVAL_REQUIRED" and changed["meta"]["approval_id"] != approved
+
+
+async def test_random_worker_kills_make_no_duplicate_and_lose_nothing(setup: Setup) -> None:
+    """N orders through toolproof and N through the plain activity while workers are SIGKILLed at random."""
+    import random
+
+    rng, n, kills = random.Random(7), 12, 0
+    client = await Client.connect(setup.address)
+    workers = [setup.worker("chaos"), setup.worker("chaos")]
+    handles: dict[str, Any] = {}
+    started = time.monotonic()
+    for i in range(n):
+        tp, plain = f"tp-{i}", f"plain-{i}"
+        handles[tp] = await client.start_workflow(
+            "ToolWorkflow", args=["record_payment", {"order_id": tp, "amount_rs": 100 + i}],
+            id=f"wf-{tp}-{setup.queue}", task_queue=setup.queue)
+        handles[plain] = await client.start_workflow("PlainWorkflow", plain, id=f"wf-{plain}-{setup.queue}",
+                                                     task_queue=setup.queue)
+        await asyncio.sleep(rng.uniform(0.05, 0.25))
+        if i % 4 == 3:
+            victim = workers.pop(0)  # the oldest: polling by now, with activities in flight
+            os.kill(victim.pid, signal.SIGKILL)
+            kills += 1
+            workers.append(setup.worker("chaos"))
+    results = {k: await asyncio.wait_for(h.result(), timeout=90) for k, h in handles.items()}
+
+    tp_rows = {i: setup.rows("payment", f"tp-{i}") for i in range(n)}
+    plain_rows = {i: setup.rows("plain", f"plain-{i}") for i in range(n)}
+    envelopes = [Envelope.from_dict(results[f"tp-{i}"]) for i in range(n)]
+    done = sum(e.ok for e in envelopes)
+    replayed = sum(e.ok and e.meta.replayed for e in envelopes)
+    unknown = [e for e in envelopes if not e.ok]
+    duplicates = sum(r > 1 for r in tp_rows.values())
+    lost = sum(e.ok and tp_rows[i] == 0 for i, e in enumerate(envelopes))
+    print(f"\nchaos: {n} orders each way, {kills} workers SIGKILLed, {time.monotonic() - started:.1f} s; toolproof: "
+          f"{done} done ({replayed} replayed after a kill), {len(unknown)} outcome_unknown, {duplicates} duplicates, "
+          f"{lost} lost; plain: {sum(r > 1 for r in plain_rows.values())} duplicated, "
+          f"{sum(plain_rows.values())} effects for {n} orders")
+    assert duplicates == 0 and lost == 0
+    for env in unknown:  # a kill inside the handler: nothing can tell, so the key for a person, never a resend
+        assert env.error is not None and env.error.error_class.value == "outcome_unknown"
+        assert env.error.idempotency_key is not None
+    assert done + len(unknown) == n
