@@ -51,8 +51,8 @@ def step_context(principal: str | None = None, *, occurrence: int = 0,
     workflow_id, step = DBOS.workflow_id, DBOS.step_id
     conversation = conversation_id or (conversation_of(workflow_id) if workflow_id else None)
     metadata = {"dbos_workflow_id": workflow_id, "dbos_step_id": step} if workflow_id else None
-    return CallContext(conversation_id=conversation, principal=principal, run_id=workflow_id,
-                       occurrence=occurrence, metadata=metadata)
+    # No run_id: a workflow outlives a run budget's wall clock (and its calls are spread over recoveries).
+    return CallContext(conversation_id=conversation, principal=principal, occurrence=occurrence, metadata=metadata)
 
 
 def _in_flight(envelope: Envelope) -> bool:

@@ -15,7 +15,8 @@ stable across every attempt, every worker, continue-as-new and reset, so a retri
 entry and replays the first result (or waits for the attempt still holding it, or answers
 `outcome_unknown` with the key); it is never dispatched twice. The activity id, run id and attempt go to
 `CallContext.metadata` (the audit trail), never into the key: a reset re-runs activities under new ids, and
-the same write must still replay. A deliberate second identical write says so with `occurrence=1`.
+the same write must still replay. A deliberate second identical write says so with `occurrence=1`. No
+`run_id` is set: a workflow outlives a run budget's wall clock, and Temporal's retry policy is the budget.
 
 Toolproof's classes map onto Temporal's retry model (`outcome`): a success, and an approval to wait for,
 return the envelope; `rate_limited` / `transient_upstream` (and `conflict IN_FLIGHT`, another attempt still
@@ -110,7 +111,7 @@ def _tool_activity(runner: Runner, tool: Tool) -> Any:
         info = activity.info()
         context = CallContext(
             conversation_id=call.conversation_id or _conversation(info),
-            principal=call.principal, run_id=info.workflow_run_id, occurrence=call.occurrence,
+            principal=call.principal, occurrence=call.occurrence,
             metadata={**call.metadata, "temporal_activity_id": info.activity_id,
                       "temporal_run_id": info.workflow_run_id, "temporal_attempt": info.attempt})
         return outcome(await runner.call(name, call.arguments, context=context))
