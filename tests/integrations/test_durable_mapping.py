@@ -13,7 +13,13 @@ from temporalio.exceptions import ActivityError, ApplicationError, RetryState
 from toolproof.contract.envelope import Envelope, ErrorInfo, Meta
 from toolproof.contract.errors import CLASS_SPECS, ERROR_TYPES, ErrorClass
 from toolproof.integrations.dbos import step_context
-from toolproof.integrations.temporal import NON_RETRYABLE_TYPES, RETRY_POLICY, envelope_of_failure, outcome
+from toolproof.integrations.temporal import (
+    IN_FLIGHT_TYPE,
+    NON_RETRYABLE_TYPES,
+    RETRY_POLICY,
+    envelope_of_failure,
+    outcome,
+)
 
 META = Meta("place_order", "c-1", attempts=1, idempotency_key="tp1_x")
 
@@ -49,7 +55,8 @@ def test_a_write_another_attempt_holds_is_retried_and_outcome_unknown_never() ->
     held = Envelope.failure(ErrorInfo.from_fields("conflict", {"code": "IN_FLIGHT", "message": "still running"}), META)
     with pytest.raises(ApplicationError) as raised:
         outcome(held)
-    assert not raised.value.non_retryable
+    assert not raised.value.non_retryable and raised.value.type == IN_FLIGHT_TYPE
+    assert IN_FLIGHT_TYPE not in (RETRY_POLICY.non_retryable_error_types or [])  # the policy retries it too
     with pytest.raises(ApplicationError) as raised:
         outcome(_failure(ErrorClass.OUTCOME_UNKNOWN, idempotency_key="tp1_x"))
     assert raised.value.non_retryable and raised.value.details[0]["error"]["idempotency_key"] == "tp1_x"

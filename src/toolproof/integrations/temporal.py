@@ -46,14 +46,15 @@ if TYPE_CHECKING:
     from ..contract.tool import Tool
     from ..pipeline.runner import Runner
 
-__all__ = ["APPROVAL_ACTIVITY", "NON_RETRYABLE_TYPES", "RETRY_POLICY", "ToolCall", "activities", "call_tool",
-           "conversation_of", "envelope_of_failure", "failure_type", "outcome"]
+__all__ = ["APPROVAL_ACTIVITY", "IN_FLIGHT_TYPE", "NON_RETRYABLE_TYPES", "RETRY_POLICY", "ToolCall", "activities",
+           "call_tool", "conversation_of", "envelope_of_failure", "failure_type", "outcome"]
 
 #: The name of the activity that waits for a person's decision on an approval request.
 APPROVAL_ACTIVITY: Final = "toolproof.await_approval"
 _TYPE_PREFIX: Final = "toolproof."
-#: Classes Temporal may retry: toolproof's retryable ones, and a write another attempt still holds.
-_RETRYABLE_CODES: Final = frozenset({"IN_FLIGHT"})
+#: The type of `conflict IN_FLIGHT` (another attempt still holds the write): retryable, so not `toolproof.conflict`,
+#: which `non_retryable_error_types` names.
+IN_FLIGHT_TYPE: Final = "toolproof.in_flight"
 
 
 def failure_type(error_class: ErrorClass | str) -> str:
@@ -132,11 +133,12 @@ def outcome(envelope: Envelope) -> dict[str, Any]:
     error = envelope.error
     if error is None or _awaits_approval(data):
         return data
-    retryable = error.retryable or (error.error_class is ErrorClass.CONFLICT and error.code in _RETRYABLE_CODES)
+    held = error.error_class is ErrorClass.CONFLICT and error.code == "IN_FLIGHT"
+    retryable = error.retryable or held
     delay = timedelta(seconds=error.retry_after_s) if retryable and error.retry_after_s else None
     raise ApplicationError(f"{error.error_class.value} {error.code}: {error.message}", data,
-                           type=failure_type(error.error_class), non_retryable=not retryable,
-                           next_retry_delay=delay)
+                           type=IN_FLIGHT_TYPE if held else failure_type(error.error_class),
+                           non_retryable=not retryable, next_retry_delay=delay)
 
 
 def _awaits_approval(data: dict[str, Any]) -> bool:
