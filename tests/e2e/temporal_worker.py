@@ -6,8 +6,9 @@ Both kinds of activity write one row per effect into EFFECTS_PATH (a SQLite tabl
 counts effects from the outside. MODE `crash`: every activity stops after its effect and before it completes
 (toolproof's after the journal recorded it; an order id starting `inhandler` inside the handler, before the
 journal knows; the plain one after its row), writes READY_DIR/<order id>, and hangs, for the parent to
-SIGKILL it. MODE `chaos`: the same points each pause a random 0.1-0.5 s instead (the parent kills workers at
-random). MODE `serve`: an ordinary worker, until it is terminated.
+SIGKILL it. MODE `chaos`: the same points each pause a random 0.1-0.5 s instead (the parent kills
+a worker while READY_DIR/window-<pid>-<order> says it is inside one). MODE `serve`: an ordinary worker,
+until it is terminated.
 """
 
 from __future__ import annotations
@@ -64,6 +65,19 @@ class ScriptWorkflow:
                 for tool, arguments, wait in calls]
 
 
+@workflow.defn(name="ContinuingWorkflow")
+class ContinuingWorkflow:
+    """Calls a tool, continues as new (a new run id, activity ids from 1 again), calls it again: the second."""
+
+    @workflow.run
+    async def run(self, tool: str, arguments: dict[str, Any], continued: bool) -> dict[str, Any]:
+        envelope = await call_tool(tool, arguments, principal="buyer-7", start_to_close_timeout=TIMEOUT,
+                                   retry_policy=THREE)
+        if not continued:
+            workflow.continue_as_new(args=[tool, arguments, True])
+        return envelope
+
+
 @workflow.defn(name="PlainWorkflow")
 class PlainWorkflow:
     """The baseline: the same write as a plain activity, as Temporal's docs write one."""
@@ -90,8 +104,11 @@ class _Effects:
 
     async def hang(self, order_id: str) -> None:
         """In crash mode: say so, then wait for the SIGKILL; in chaos mode, a random pause (a window to kill in)."""
-        if self.mode == "chaos":
+        if self.mode == "chaos":  # READY_DIR/window-<pid> exists while an effect awaits its completion
+            window = self.ready / f"window-{os.getpid()}-{order_id}"
+            window.write_text(order_id)
             await asyncio.sleep(random.uniform(0.1, 0.5))
+            window.unlink(missing_ok=True)
         elif self.mode == "crash":
             (self.ready / order_id).write_text(str(os.getpid()))
             await asyncio.sleep(3600)

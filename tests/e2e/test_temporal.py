@@ -212,7 +212,17 @@ class _Counted:
                 db.execute("INSERT INTO effects (kind, order_id, pid) VALUES ('refund', ?, ?)", (order_id, os.getpid()))
             return {"order_id": order_id, "amount_rs": amount_rs}
 
-        return toolproof.Toolset([credit_check, quote, weather, refund])
+        @toolproof.tool(effect="write")
+        def ship(order_id: str) -> dict[str, Any]:
+            """Ship an order (the carrier has no request key: a second call ships twice).
+
+            Args:
+                order_id: The order shipped.
+            """
+            seen("ship")
+            return {"order_id": order_id, "shipment": len(calls["ship"])}
+
+        return toolproof.Toolset([credit_check, quote, weather, refund, ship])
 
 
 @pytest.fixture
@@ -220,13 +230,13 @@ async def in_process(setup: Setup) -> Any:
     """A worker in this process on the setup's queue, with the counted tools; its client."""
     from temporalio.worker import Worker
 
-    from tests.e2e.temporal_worker import ScriptWorkflow
+    from tests.e2e.temporal_worker import ContinuingWorkflow, ScriptWorkflow
     from toolproof.integrations.temporal import activities
 
     counted = _Counted(setup.effects)
     runner = toolproof.Runner(counted.toolset(), store=setup.store_url, retry=None)
     client = await Client.connect(setup.address)
-    worker = Worker(client, task_queue=setup.queue, workflows=[ScriptWorkflow],
+    worker = Worker(client, task_queue=setup.queue, workflows=[ScriptWorkflow, ContinuingWorkflow],
                     activities=activities(runner, approval_poll_s=0.05))
     async with worker:
         yield client, counted
@@ -270,8 +280,20 @@ async def test_an_approval_is_bound_to_its_arguments_and_consumed_once(setup: Se
     assert changed["error"]["code"] == "APPROVAL_REQUIRED" and changed["meta"]["approval_id"] != approved
 
 
+async def _in_a_window(setup: Setup, workers: list[subprocess.Popen[str]], timeout_s: float = 5.0) -> Any:
+    """A worker that is between an effect and its activity's completion right now (its window file), if any."""
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        for proc in workers:
+            if any(setup.ready.glob(f"window-{proc.pid}-*")):
+                return proc
+        await asyncio.sleep(0.01)
+    return None
+
+
 async def test_random_worker_kills_make_no_duplicate_and_lose_nothing(setup: Setup) -> None:
-    """N orders through toolproof and N through the plain activity while workers are SIGKILLed at random."""
+    """N orders through toolproof and N through the plain activity while workers are SIGKILLed at random moments
+    inside the window between an effect and its activity's completion."""
     import random
 
     rng, n, kills = random.Random(7), 12, 0
@@ -287,9 +309,9 @@ async def test_random_worker_kills_make_no_duplicate_and_lose_nothing(setup: Set
         handles[plain] = await client.start_workflow("PlainWorkflow", plain, id=f"wf-{plain}-{setup.queue}",
                                                      task_queue=setup.queue)
         await asyncio.sleep(rng.uniform(0.05, 0.25))
-        if i % 4 == 3:
-            victim = workers.pop(0)  # the oldest: polling by now, with activities in flight
-            os.kill(victim.pid, signal.SIGKILL)
+        if i % 3 == 2 and (victim := await _in_a_window(setup, workers)) is not None:
+            workers.remove(victim)
+            os.kill(victim.pid, signal.SIGKILL)  # between an effect and its activity's completion
             kills += 1
             workers.append(setup.worker("chaos"))
     results = {k: await asyncio.wait_for(h.result(), timeout=90) for k, h in handles.items()}
@@ -310,4 +332,15 @@ async def test_random_worker_kills_make_no_duplicate_and_lose_nothing(setup: Set
     for env in unknown:  # a kill inside the handler: nothing can tell, so the key for a person, never a resend
         assert env.error is not None and env.error.error_class.value == "outcome_unknown"
         assert env.error.idempotency_key is not None
-    assert done + len(unknown) == n
+    assert done + len(unknown) == n and kills >= 2
+
+
+async def test_continue_as_new_keeps_the_conversation(setup: Setup, in_process: Any) -> None:
+    client, counted = in_process
+    handle = await client.start_workflow("ContinuingWorkflow", args=["ship", {"order_id": "o-5"}, False],
+                                         id=f"wf-continue-{setup.queue}", task_queue=setup.queue)
+    second = await asyncio.wait_for(handle.result(), timeout=60)
+    latest = await client.get_workflow_handle(handle.id).describe()
+    assert latest.run_id != handle.first_execution_run_id  # it did continue as new
+    assert len(counted.calls["ship"]) == 1  # the new run's identical write was not sent again
+    assert second["ok"] and second["meta"]["replayed"] and second["result"]["shipment"] == 1
