@@ -344,3 +344,31 @@ async def test_continue_as_new_keeps_the_conversation(setup: Setup, in_process: 
     assert latest.run_id != handle.first_execution_run_id  # it did continue as new
     assert len(counted.calls["ship"]) == 1  # the new run's identical write was not sent again
     assert second["ok"] and second["meta"]["replayed"] and second["result"]["shipment"] == 1
+
+
+async def test_pydantic_ai_durable_agent_runs_toolproofs_activities(setup: Setup) -> None:
+    import json
+
+    from pydantic_ai.durable_exec.temporal import AgentPlugin, PydanticAIPlugin
+    from temporalio.worker import Worker
+
+    from tests.e2e import pai_temporal_app as app
+    from tests.e2e.pai_temporal_workflow import DeskAgentWorkflow
+    from toolproof.integrations.temporal import activities
+
+    app.SHIPPED.clear()
+    client = await Client.connect(setup.address, plugins=[PydanticAIPlugin()])
+    async with Worker(client, task_queue=setup.queue, workflows=[DeskAgentWorkflow],
+                      activities=activities(app.runner), plugins=[AgentPlugin(app.agent)]):
+        handle = await client.start_workflow("DeskAgentWorkflow", "ship order o-1", id=f"wf-agent-{setup.queue}",
+                                             task_queue=setup.queue)
+        messages = json.loads(await asyncio.wait_for(handle.result(), timeout=60))
+        scheduled = [e.activity_task_scheduled_event_attributes.activity_type.name
+                     async for e in handle.fetch_history_events()
+                     if e.HasField("activity_task_scheduled_event_attributes")]
+    returns = [json.loads(p["content"]) if isinstance(p["content"], str) else p["content"]
+               for m in messages for p in m["parts"] if p.get("part_kind") == "tool-return"]
+    assert scheduled.count("ship") == 2  # each tool call ran as toolproof's activity for the tool
+    assert app.SHIPPED == ["o-1"]  # the model's second identical call was replayed, not shipped again
+    assert [r["ok"] for r in returns] == [True, True] and returns[1]["meta"]["replayed"]
+    assert messages[-1]["parts"][0]["content"] == "shipped"
