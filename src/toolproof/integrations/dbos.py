@@ -11,8 +11,8 @@ before the checkpoint) re-runs the step when the workflow is recovered on restar
 engine. The step's conversation is the workflow (`dbos:<workflow id>`), the same on every recovery and every
 process, so the re-run finds the write's journal entry and replays its first result (or, when the process
 died inside the handler, outlasts the dead claim's lease and answers `outcome_unknown` with the key); it is
-never dispatched twice. The
-step id goes to `CallContext.metadata` (the audit trail), never into the key.
+never dispatched twice. The step id goes to `CallContext.metadata` (the audit trail), never into the key;
+`DBOS.fork_workflow` makes a new workflow id, so a new conversation (pass `conversation_id=` to keep one).
 
 Retries: the step never raises for a tool's failure, it returns the envelope, so DBOS's own step retries
 (off by default, and without a per-error delay) never repeat a write. The `Runner` inside the step retries

@@ -194,10 +194,13 @@ async def call_tool(
     envelope = await once()
     if approval_timeout is None or not _awaits_approval(envelope):
         return envelope
-    await workflow.execute_activity(
-        APPROVAL_ACTIVITY, args=[envelope["meta"]["approval_id"], approval_timeout.total_seconds()],
-        task_queue=task_queue, start_to_close_timeout=approval_timeout + timedelta(seconds=30),
-        heartbeat_timeout=timedelta(seconds=30), retry_policy=RetryPolicy(maximum_attempts=5), result_type=str)
+    try:
+        await workflow.execute_activity(
+            APPROVAL_ACTIVITY, args=[envelope["meta"]["approval_id"], approval_timeout.total_seconds()],
+            task_queue=task_queue, start_to_close_timeout=approval_timeout + timedelta(seconds=30),
+            heartbeat_timeout=timedelta(seconds=30), retry_policy=RetryPolicy(maximum_attempts=5), result_type=str)
+    except ActivityError:
+        pass  # the wait itself failed: the call again says where the request stands
     return await once()
 
 
