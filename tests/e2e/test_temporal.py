@@ -280,12 +280,13 @@ async def test_an_approval_is_bound_to_its_arguments_and_consumed_once(setup: Se
     assert changed["error"]["code"] == "APPROVAL_REQUIRED" and changed["meta"]["approval_id"] != approved
 
 
-async def _in_a_window(setup: Setup, workers: list[subprocess.Popen[str]], timeout_s: float = 5.0) -> Any:
-    """A worker that is between an effect and its activity's completion right now (its window file), if any."""
+async def _in_a_window(setup: Setup, workers: list[subprocess.Popen[str]], kind: str, timeout_s: float = 5.0) -> Any:
+    """A worker that is between an effect of `kind` ("tp" or "plain") and its activity's completion right now
+    (its window file), if any."""
     deadline = time.monotonic() + timeout_s
     while time.monotonic() < deadline:
         for proc in workers:
-            if any(setup.ready.glob(f"window-{proc.pid}-*")):
+            if any(setup.ready.glob(f"window-{proc.pid}-{kind}-*")):
                 return proc
         await asyncio.sleep(0.01)
     return None
@@ -309,7 +310,8 @@ async def test_random_worker_kills_make_no_duplicate_and_lose_nothing(setup: Set
         handles[plain] = await client.start_workflow("PlainWorkflow", plain, id=f"wf-{plain}-{setup.queue}",
                                                      task_queue=setup.queue)
         await asyncio.sleep(rng.uniform(0.05, 0.25))
-        if i % 3 == 2 and (victim := await _in_a_window(setup, workers)) is not None:
+        kind = ("tp", "plain")[kills % 2]  # kill inside toolproof's windows and the baseline's in turn
+        if i % 3 == 2 and (victim := await _in_a_window(setup, workers, kind)) is not None:
             workers.remove(victim)
             os.kill(victim.pid, signal.SIGKILL)  # between an effect and its activity's completion
             kills += 1
@@ -333,6 +335,7 @@ async def test_random_worker_kills_make_no_duplicate_and_lose_nothing(setup: Set
         assert env.error is not None and env.error.error_class.value == "outcome_unknown"
         assert env.error.idempotency_key is not None
     assert done + len(unknown) == n and kills >= 2
+    assert replayed + len(unknown) >= 1  # a kill did land inside a toolproof write
 
 
 async def test_continue_as_new_keeps_the_conversation(setup: Setup, in_process: Any) -> None:
