@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: demo test lint bench clean
+.PHONY: demo test lint bench docs clean
 
 $(STAMP): pyproject.toml scripts/bootstrap_venv.py
 	$(PYTHON) scripts/bootstrap_venv.py $(VENV)
@@ -27,8 +27,12 @@ lint: $(STAMP)
 test: lint
 	$(BIN)/python -m pytest
 
+# The docs as a static site in site/ (MkDocs + Material + mkdocstrings); strict: any warning fails.
+docs: $(STAMP)
+	NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs build --strict
+
 bench: $(STAMP)
 	$(BIN)/python -m benchmarks
 
 clean:
-	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache
+	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache site

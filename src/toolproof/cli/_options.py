@@ -146,6 +146,14 @@ def store_failure(url: str, exc: Exception) -> typer.Exit:
     return fail(f"cannot open store {shown_url(url)}: {type(exc).__name__}: {exc}")
 
 
+def missing_file(target: str) -> str | None:
+    """"no such file: X" for a command-line target that names a path which is not there (no `:`, or starting
+    with `/` or `.`), so a mistyped path is not reported as an unrecognised MODULE:ATTR; None otherwise."""
+    if Path(target).exists() or (":" in target and not target.startswith(("/", "."))):
+        return None
+    return f"no such file: {target}"
+
+
 def write_text(path: Path, text: str, what: str) -> None:
     """`--out FILE`: write it and say so once, on stderr (stdout stays for data)."""
     try:
