@@ -24,6 +24,9 @@ EXTRA_OF_MODULE: Final[Mapping[str, str]] = MappingProxyType({
     "bm25s": "retrieval", "Stemmer": "retrieval", "numpy": "retrieval",
     "tokenizers": "embeddings", "safetensors": "embeddings", "threadpoolctl": "embeddings",
     "starlette": "ui", "uvicorn": "ui", "multipart": "ui", "python_multipart": "ui",
+    # The framework adapters of toolproof.integrations, one extra each.
+    "pydantic_ai": "pydantic-ai", "fastmcp": "pydantic-ai-mcp", "agents": "openai-agents",
+    "langchain_core": "langchain", "langgraph": "langchain", "anthropic": "anthropic",
 })
 
 

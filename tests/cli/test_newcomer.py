@@ -24,8 +24,10 @@ from tests._data import REPO_ROOT
 from tests.cli._run import toolproof_cli
 from toolproof._extras import EXTRA_OF_MODULE
 
-#: The extras a library part needs (not the framework adapters nor the dev set).
-PART_EXTRAS = ("mcp", "postgres", "fleet", "openai", "otel", "retrieval", "embeddings", "ui")
+#: The extras a part of toolproof needs (not the sets of extras nor the peers' pins; pydantic-ai-mcp is
+#: pydantic-ai's MCP client beside `toolproof[mcp]`, known by its fastmcp).
+PART_EXTRAS = ("mcp", "postgres", "fleet", "openai", "otel", "retrieval", "embeddings", "ui", "pydantic-ai",
+               "openai-agents", "langchain", "anthropic")
 
 
 def _without(modules: list[str], code: str, cwd: Path) -> subprocess.CompletedProcess[str]:
