@@ -127,3 +127,19 @@ def test_examples_copies_the_shipped_files_and_keeps_edited_ones(tmp_path: Path)
     diff = toolproof_cli("diff", "toolproof-examples/orders_v1.json", "toolproof-examples/orders_v2.json",
                          cwd=tmp_path, code=1)
     assert "1 breaking" in diff.stdout
+
+
+def test_a_named_store_that_is_not_there_is_not_told_to_give_store(tmp_path: Path) -> None:
+    named = toolproof_cli("stops", "list", "--store", f"sqlite:///{tmp_path}/none.sqlite3", cwd=tmp_path, code=2)
+    assert "give --store" not in named.stderr and "none.sqlite3" in named.stderr
+    default = toolproof_cli("stops", "list", cwd=tmp_path, code=2)
+    assert "(give --store or set $TOOLPROOF_STORE)" in default.stderr
+
+
+@pytest.mark.parametrize("age", ["3", "0.5"])
+def test_journal_prune_refuses_a_bare_number(age: str, tmp_path: Path) -> None:
+    """`--older-than 3` would be three seconds: every finished entry, at once. A unit is required."""
+    proc = toolproof_cli("journal", "prune", "--older-than", age, "--store", f"sqlite:///{tmp_path}/j.sqlite3",
+                         cwd=tmp_path, code=2)
+    assert f"--older-than needs a unit: {age}s, {age}m, {age}h or {age}d" in proc.stderr
+    assert not (tmp_path / "j.sqlite3").exists()

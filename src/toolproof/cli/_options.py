@@ -132,8 +132,9 @@ def open_existing(store: str | None) -> Store:
     url = chosen_store(store)
     try:
         return open_store(url, create=False)
-    except StoreNotFound as exc:
-        raise fail(f"{exc} (give --store or set ${ENV_VAR})") from None
+    except StoreNotFound as exc:  # the hint only when no store was named: a named one is simply not there
+        named = store is not None or bool(os.environ.get(ENV_VAR))
+        raise fail(str(exc) if named else f"{exc} (give --store or set ${ENV_VAR})") from None
     except (ValueError, ImportError) as exc:
         raise fail(str(exc)) from None
     except Exception as exc:  # e.g. a PostgreSQL server that does not answer
