@@ -139,8 +139,9 @@ def _print_left(key: str, was: str | None, entry: dict[str, Any] | None, as_json
 
 @journal_app.command("prune")
 def prune_cmd(
-    older_than: Annotated[str, typer.Option("--older-than", help="Forget finished entries older than this "
-                                                                 "(90s, 30m, 24h, 7d, 2w: a unit is required).")] = "24h",
+    older_than: Annotated[str, typer.Option(
+        "--older-than", help="Forget finished entries older than this (90s, 30m, 24h, 7d, 2w: a unit is required).",
+    )] = "24h",
     as_json: JsonOpt = False,
     store: StoreOpt = None,
 ) -> None:
