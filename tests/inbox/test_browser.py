@@ -3,15 +3,16 @@
 from __future__ import annotations
 
 import threading
+from http.server import BaseHTTPRequestHandler, HTTPServer
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 import toolproof
-from tests.approvals._tools import gated_wholesaler
+from tests.approvals._tools import gated_wholesaler, payments
 from tests.conftest import TODAY
-from tests.inbox.conftest import SHOTS
+from tests.inbox.conftest import SHOTS, free_port, serve
 from toolproof.contract.errors import ToolTimeout
 from toolproof.examples.wholesaler import Shop
 
@@ -141,10 +142,120 @@ def test_reconcile_an_unknown_outcome_and_read_the_audit(inbox: str, store_url: 
         page.goto(inbox + "/audit?tool=send_wire")
         assert "reconciled" in page.locator("[data-testid=audit]").inner_text()
         shot(page, "audit", store_url)
-        page.click("[data-testid=audit] a >> nth=-1")
+        page.click("[data-testid=audit] td:nth-child(2) a >> nth=-1")  # the oldest row's call
         assert "attempt" in page.locator("main").inner_text()
+        page.click("[data-testid=trail-link] >> nth=0")  # its operation, from the ask to the reconciliation
+        trail = page.locator("[data-testid=trail]").inner_text()
+        assert "error" in trail and "stopped (outcome_unknown)" in trail and "reconciled" in trail
+        shot(page, "trail", store_url)
         page.goto(inbox + "/dashboard")
         assert page.locator("svg[aria-label='calls and failures per tool']").count() == 1
         assert "amount_rs" in page.locator("[data-testid=fields]").inner_text()
         shot(page, "dashboard", store_url)
         page.close()
+
+
+@pytest.mark.parametrize("store_url", ["sqlite"], indirect=True)
+def test_a_cookie_set_by_another_local_port_cannot_change_who_decided(inbox: str, store_url: str, browser: Any,
+                                                                      tmp_path: Path) -> None:
+    """Cookies do not keep ports apart: a page on another port of 127.0.0.1 sets `toolproof_operator=mallory`.
+    The inbox signs the names it hands out, so that cookie signs nobody in and decides nothing."""
+    port = free_port()
+    server = HTTPServer(("127.0.0.1", port), _Mallory)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    shop = Shop(tmp_path / "orders.sqlite3", today=lambda: TODAY)
+    try:
+        with agent(shop, store_url) as runner:
+            request_id = runner.call_sync("place_order", ORDER, context=BUYER).meta.extra["approval_id"]
+            context = browser.new_context()
+            page = context.new_page()
+            sign_in(page, inbox, "alice")
+            page.goto(f"http://127.0.0.1:{port}/")  # another local port's page
+            assert any(c["value"] == "mallory" for c in context.cookies())
+            page.goto(inbox + "/approvals")
+            assert page.locator(".who").inner_text() == "operator: —"
+            page.click(f"button[aria-label='approve {request_id}']")
+            assert "sign with your name first" in page.locator(".flash").inner_text()
+            page.reload()
+            assert page.locator(".flash").count() == 0  # shown once; a reload resubmits nothing
+            request = runner.store.approval_get(request_id)
+            assert request is not None and request.status == "pending" and request.decided_by is None
+            context.close()
+    finally:
+        server.shutdown()
+        shop.close()
+
+
+class _Mallory(BaseHTTPRequestHandler):
+    def do_GET(self) -> None:
+        self.send_response(200)
+        self.send_header("Set-Cookie", "toolproof_operator=mallory; Path=/")
+        self.send_header("Content-Type", "text/html")
+        self.end_headers()
+        self.wfile.write(b"<p>nothing to see</p>")
+
+    def log_message(self, *args: Any) -> None:
+        """Quiet."""
+
+
+@pytest.mark.parametrize("store_url", ["sqlite"], indirect=True)
+def test_high_risk_approvals_ask_first_with_the_tools_facts_on_screen(store_url: str, browser: Any) -> None:
+    paid: list[int] = []
+    proc, base = serve(store_url, "--tools", "tests.inbox._toolset:payments_desk")
+    asked: list[str] = []
+    try:
+        with toolproof.Runner(payments(paid), store=store_url) as runner:
+            ids = [runner.call_sync("pay", {"amount_rs": a, "to": "Kisan Co-op", "api_token": "t-0123456789ab"},
+                                    context=BUYER).meta.extra["approval_id"] for a in (20_000, 30_000)]
+            page = browser.new_page()
+            sign_in(page, base, "alice")
+            row = page.locator("[data-testid=pending] > tbody > tr", has_text=ids[0])
+            assert "high risk" in row.locator("[data-testid=risk]").inner_text()
+            assert row.locator("[data-testid=description]").inner_text() == "Pay a supplier."
+            page.on("dialog", lambda d: (asked.append(d.message), d.dismiss()))
+            for rid in ids:
+                page.check(f"input[aria-label='select {rid}']")
+            page.click("button[aria-label='approve selected']")  # dismissed: nothing is approved
+            assert "2 request(s) at once, 2 of them high-risk" in asked[-1]
+            assert [getattr(runner.store.approval_get(i), "status", None) for i in ids] == ["pending", "pending"]
+            page.close()
+            page = browser.new_page()
+            sign_in(page, base, "alice")
+            page.on("dialog", lambda d: (asked.append(d.message), d.accept()))
+            page.click(f"button[aria-label='approve {ids[0]}']")
+            assert "pay (high risk)" in asked[-1]
+            assert f"{ids[0]}: approved by alice" in page.locator(".flash").inner_text()
+            assert runner.call_sync("pay", {"amount_rs": 20_000, "to": "Kisan Co-op", "api_token": "t-0123456789ab"},
+                                    context=BUYER).ok
+            page.close()
+    finally:
+        proc.terminate()
+        proc.wait(timeout=10)
+    assert paid == [20_000]
+
+
+@pytest.mark.parametrize("store_url", ["sqlite"], indirect=True)
+def test_a_change_right_after_load_is_shown_and_ticked_boxes_survive_it(inbox: str, store_url: str, browser: Any,
+                                                                       tmp_path: Path) -> None:
+    """The page carries the version it was rendered from: a request added in its first second is seen at the
+    next poll (the page reloads); with a box ticked, the page offers the reload instead of taking the tick."""
+    shop = Shop(tmp_path / "orders.sqlite3", today=lambda: TODAY)
+    with agent(shop, store_url) as runner:
+        def ask(n: int) -> str:
+            order = {**ORDER, "quantity_kg": 1500 + n}
+            return str(runner.call_sync("place_order", order, context=BUYER).meta.extra["approval_id"])
+
+        first = ask(0)
+        page = browser.new_page()
+        sign_in(page, inbox, "dana")
+        second = ask(1)  # right after the page loaded
+        page.locator("[data-testid=pending] > tbody > tr", has_text=second).wait_for(timeout=15_000)
+        page.check(f"input[aria-label='select {first}']")
+        third = ask(2)
+        page.locator("#changed").wait_for(state="visible", timeout=15_000)
+        assert page.is_checked(f"input[aria-label='select {first}']")  # not reloaded under the operator's tick
+        assert page.locator("[data-testid=pending] > tbody > tr", has_text=third).count() == 0
+        page.click("#changed button")
+        page.locator("[data-testid=pending] > tbody > tr", has_text=third).wait_for(timeout=15_000)
+        page.close()
+    shop.close()

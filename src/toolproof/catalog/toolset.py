@@ -6,6 +6,7 @@ import copy
 from collections.abc import Iterable, Iterator
 from typing import TYPE_CHECKING, Any, Final, Literal
 
+from .._extras import needs_extra
 from ..contract.envelope import success_envelope_schema
 from ..contract.errors import DefinitionError, UnknownTool
 from ..contract.tool import Tool
@@ -87,9 +88,12 @@ class Toolset:
         key = (retriever, fusion)
         index = self._indexes.get(key)
         if index is None:
-            from ..retrieval.index import ToolIndex
+            try:
+                from ..retrieval.index import ToolIndex
 
-            index = ToolIndex.from_tools(self._tools, retriever=retriever, fusion=fusion)
+                index = ToolIndex.from_tools(self._tools, retriever=retriever, fusion=fusion)
+            except ImportError as exc:  # a plain `pip install toolproof`: say which extra, in one line
+                raise needs_extra("Toolset.search()", exc) from exc
             self._indexes[key] = index
         return index
 

@@ -7,10 +7,13 @@ from __future__ import annotations
 
 import importlib
 import pkgutil
+import sys
 
 import typer
 
+from .._extras import missing_extra
 from .._version import __version__
+from ._options import fail
 
 app = typer.Typer(
     name="toolproof",
@@ -48,8 +51,17 @@ _register_commands()
 
 
 def main() -> None:
-    """Console entry point."""
-    app(prog_name="toolproof")
+    """Console entry point. A command that reaches a part whose extra is not installed ends in one line naming
+    the `pip install 'toolproof[EXTRA]'` to run, exit 2, not in a traceback (a plain `pip install toolproof`
+    has the core only)."""
+    try:
+        app(prog_name="toolproof")
+    except ImportError as exc:
+        words = [w for w in sys.argv[1:] if not w.startswith("-")][:1]
+        found = missing_extra(exc, " ".join(["toolproof", *words]))
+        if found is None:
+            raise
+        raise SystemExit(fail(str(found)).exit_code) from None
 
 
 if __name__ == "__main__":  # pragma: no cover

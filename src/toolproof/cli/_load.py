@@ -7,6 +7,7 @@ import os
 import sys
 from typing import Any
 
+from .._extras import missing_extra
 from ..catalog.toolset import Toolset
 from ._options import fail
 
@@ -22,7 +23,8 @@ def load_object(target: str) -> Any:
     try:
         module = importlib.import_module(module_name)
     except ImportError as exc:
-        raise fail(f"cannot import {module_name!r}: {exc}") from None
+        found = missing_extra(exc, f"{module_name!r}")
+        raise fail(str(found) if found else f"cannot import {module_name!r}: {exc}") from None
     obj: Any = module
     for part in attr.split("."):
         try:

@@ -12,6 +12,7 @@ from ..lint.loaders import load_file, load_mcp_command, load_mcp_url, to_tooldef
 from ..lint.model import ToolDef
 from ..versions import Lock, ToolEntry, is_lock, loads_lock, lock_tools, lock_toolset
 from ._load import load_object
+from ._options import missing_file
 
 #: A diff side naming an MCP server started over stdio: `stdio:python server.py`.
 STDIO_PREFIX = "stdio:"
@@ -49,6 +50,8 @@ def load_lock(target: str) -> Lock:
     path = Path(target)
     if path.is_file():
         return _lock_file(path)
+    if (missing := missing_file(target)) is not None:
+        raise DefinitionError(missing)
     if ":" not in target or target.startswith(("/", ".")):
         raise DefinitionError(f"{target!r} is neither a file, MODULE:TOOLSET, stdio:COMMAND nor an MCP URL")
     obj = load_object(target)

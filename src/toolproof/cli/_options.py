@@ -132,8 +132,9 @@ def open_existing(store: str | None) -> Store:
     url = chosen_store(store)
     try:
         return open_store(url, create=False)
-    except StoreNotFound as exc:
-        raise fail(f"{exc} (give --store or set ${ENV_VAR})") from None
+    except StoreNotFound as exc:  # the hint only when no store was named: a named one is simply not there
+        named = store is not None or bool(os.environ.get(ENV_VAR))
+        raise fail(str(exc) if named else f"{exc} (give --store or set ${ENV_VAR})") from None
     except (ValueError, ImportError) as exc:
         raise fail(str(exc)) from None
     except Exception as exc:  # e.g. a PostgreSQL server that does not answer
@@ -144,6 +145,14 @@ def store_failure(url: str, exc: Exception) -> typer.Exit:
     """A store that cannot be opened (a PostgreSQL server that does not answer, a locked file): one clear
     line naming the store (password masked) and the cause, exit 2; never a traceback."""
     return fail(f"cannot open store {shown_url(url)}: {type(exc).__name__}: {exc}")
+
+
+def missing_file(target: str) -> str | None:
+    """"no such file: X" for a command-line target that names a path which is not there (no `:`, or starting
+    with `/` or `.`), so a mistyped path is not reported as an unrecognised MODULE:ATTR; None otherwise."""
+    if Path(target).exists() or (":" in target and not target.startswith(("/", "."))):
+        return None
+    return f"no such file: {target}"
 
 
 def write_text(path: Path, text: str, what: str) -> None:

@@ -264,8 +264,9 @@ def recovery_cmd(
     label: str = typer.Option("default", "--label", "-l", help="A name for this toolset in the report."),
     error_format: str = typer.Option("envelope", "--error-format",
                                      help="envelope (toolproof) or opaque (an unwrapped 'Error 500')."),
-    runs: int = typer.Option(1, "--runs", "-k", min=1),
-    system_prompt: str | None = typer.Option(None, "--system-prompt"),
+    runs: int = typer.Option(1, "--runs", "-k", min=1, help="Runs per seeded failure."),
+    system_prompt: str | None = typer.Option(None, "--system-prompt", help="A system message sent before each seeded "
+                                             "failure's message (default: none)."),
     concurrency: int = ConcOpt,
     base_url: str | None = BaseUrl,
     api_key: str | None = ApiKey,

@@ -139,12 +139,16 @@ def _print_left(key: str, was: str | None, entry: dict[str, Any] | None, as_json
 
 @journal_app.command("prune")
 def prune_cmd(
-    older_than: Annotated[str, typer.Option("--older-than", help="Forget finished entries older than this "
-                                                                 "(24h, 7d).")] = "24h",
+    older_than: Annotated[str, typer.Option(
+        "--older-than", help="Forget finished entries older than this (90s, 30m, 24h, 7d, 2w: a unit is required).",
+    )] = "24h",
     as_json: JsonOpt = False,
     store: StoreOpt = None,
 ) -> None:
     """Delete finished entries older than the given age; unknown and in-flight entries are never pruned."""
+    if older_than.strip().replace(".", "", 1).isdigit():  # `3` would be 3 seconds: everything, at once
+        raise fail(f"--older-than needs a unit: {older_than.strip()}s, {older_than.strip()}m, "
+                   f"{older_than.strip()}h or {older_than.strip()}d")
     try:
         seconds = parse_duration(older_than)
     except ValueError as exc:

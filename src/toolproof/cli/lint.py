@@ -13,7 +13,7 @@ from ..lint.findings import SEVERITIES
 from ..lint.loaders import FORMATS
 from ..lint.model import ToolDef
 from ..lint.report import render_text, to_json, to_sarif
-from ._options import console, fail
+from ._options import console, fail, missing_file
 
 
 def lint_cmd(
@@ -41,6 +41,8 @@ def lint_cmd(
         cfg = cfg.with_cli(select=_split(select), ignore=_split(ignore))
         tools: list[ToolDef] = []
         for target in targets or []:
+            if (missing := missing_file(target)) is not None:
+                raise DefinitionError(missing)
             tools.extend(load_target(target, format_in=format_in))  # type: ignore[arg-type]
         for command in mcp_command:
             tools.extend(load_mcp_command(command))

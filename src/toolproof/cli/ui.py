@@ -2,11 +2,16 @@
 
 from __future__ import annotations
 
-from typing import Annotated
+import socket
+from typing import Annotated, Final
 
 import typer
 
+from ..stores.sqlite import SqliteStore
+from ._load import load_toolset
 from ._options import StoreOpt, fail, open_existing, say, shown_store
+
+BUSY_WAIT_S: Final = 5.0  # how long an action waits for another process's SQLite write lock
 
 
 def ui_cmd(
@@ -17,25 +22,43 @@ def ui_cmd(
                                               help="Required for any address beyond loopback (16+ chars).")] = None,
     allow_host: Annotated[list[str] | None, typer.Option(
         "--allow-host", help="Another Host header name to answer (e.g. the name of a reverse proxy).")] = None,
+    tools: Annotated[str | None, typer.Option(
+        "--tools", help="The agents' toolset as MODULE:ATTR: shows each tool's description, effect and risk "
+        "beside its requests.")] = None,
 ) -> None:
     """Serve the inbox on http://HOST:PORT/ for the store the agents write to (SQLite or PostgreSQL)."""
     try:
         import uvicorn
 
         from ..inbox import create_app
-        from ..inbox.security import RefusedToStart, check_binding, hosts_for
+        from ..inbox.security import RefusedToStart, check_binding, hosts_for, is_loopback
     except ImportError as exc:  # pragma: no cover - the extra is missing
         raise fail(f"the inbox needs its extra: pip install 'toolproof[ui]' ({exc})") from None
     try:
         check_binding(host, token)
     except RefusedToStart as exc:
         raise fail(str(exc)) from None
+    toolset = load_toolset(tools) if tools else None
     db = open_existing(store)
-    app = create_app(db, allowed_hosts=hosts_for(host, allow_host or ()), token=token)
-    say(f"toolproof inbox for {shown_store(store)} on http://{host}:{port}/", stderr=True)
+    if isinstance(db, SqliteStore):
+        db.set_busy_timeout(BUSY_WAIT_S)
+    names = hosts_for(host, allow_host or ())
+    app = create_app(db, allowed_hosts=names, token=token, tools=toolset)
     try:
-        uvicorn.run(app, host=host, port=port, log_level="warning")
+        sock = socket.create_server((host, port), family=socket.AF_INET6 if ":" in host else socket.AF_INET)
+    except OSError as exc:
+        db.close()
+        raise fail(f"cannot listen on {host}:{port}: {exc}") from None
+    bound = sock.getsockname()[1]  # the real port, also when --port 0 let the system pick one
+    say(f"toolproof inbox for {shown_store(store)} on http://{host}:{bound}/", stderr=True)
+    if not is_loopback(host):
+        say(f"answering to the Host names {', '.join(sorted(names))}; a browser that reaches this machine under "
+            "another name (its address on the network, a DNS name) is refused: add it with --allow-host NAME",
+            stderr=True)
+    try:
+        uvicorn.Server(uvicorn.Config(app, log_level="warning")).run(sockets=[sock])
     finally:
+        sock.close()
         db.close()
 
 

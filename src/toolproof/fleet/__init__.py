@@ -11,6 +11,7 @@ import time
 from collections.abc import Callable
 from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
+from .._extras import needs_extra
 from ..orchestration.breaker import Breaker, BreakerConfig, CircuitBreaker
 from ..orchestration.policy import RetryBucket, RetryTokenBucket
 from .state import Backend, Outage, SharedBreaker, SharedBucket, SharedRates
@@ -71,12 +72,18 @@ def open_shared_state(url: str | None = None, *, timeout_s: float | None = None,
         raise TypeError(f"shared_state must be a URL string, got {type(url).__name__}")
     base, options = _split_options(url)
     if url.startswith(("redis://", "rediss://", "unix://")):
-        from .redis_backend import RedisBackend
+        try:
+            from .redis_backend import RedisBackend
+        except ImportError as exc:  # a plain `pip install toolproof`: name the extra in one line
+            raise needs_extra("shared_state='redis://...'", exc) from exc
 
         backend: Backend = RedisBackend(base, prefix=options.get("prefix", "toolproof"), timeout_s=timeout_s or 0.25)
         return SharedState(backend, retry_s=retry_s)
     if url.startswith(("postgresql://", "postgres://")):
-        from .postgres_backend import PostgresBackend
+        try:
+            from .postgres_backend import PostgresBackend
+        except ImportError as exc:
+            raise needs_extra("shared_state='postgresql://...'", exc) from exc
 
         backend = PostgresBackend(base, schema=options.get("schema", "public"), timeout_s=timeout_s or 1.0)
         return SharedState(backend, retry_s=retry_s)

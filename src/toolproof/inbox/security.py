@@ -8,6 +8,8 @@ equal to a SameSite=Strict cookie) and, when the browser sends one, an Origin of
 
 from __future__ import annotations
 
+import base64
+import hashlib
 import hmac
 import ipaddress
 import secrets
@@ -23,6 +25,7 @@ from starlette.types import ASGIApp
 TOKEN_COOKIE: Final = "toolproof_token"
 CSRF_COOKIE: Final = "toolproof_csrf"
 OPERATOR_COOKIE: Final = "toolproof_operator"
+FLASH_COOKIE: Final = "toolproof_flash"
 
 
 class RefusedToStart(ValueError):
@@ -92,6 +95,34 @@ class Guard(BaseHTTPMiddleware):
         auth = request.headers.get("authorization", "")
         given = auth[7:] if auth.lower().startswith("bearer ") else request.cookies.get(TOKEN_COOKIE, "")
         return hmac.compare_digest(given.encode(), self.token.encode())
+
+
+class Signer:
+    """Cookies only this server can have written: a value and its HMAC under a key made when the inbox starts.
+
+    Cookies do not keep ports apart: a page served on another port of this machine can set a cookie for
+    127.0.0.1, so a plain `operator=mallory` cookie would decide who approved. A signed one cannot be forged
+    there (the key never leaves this process) nor read (HttpOnly); a restart signs every operator out."""
+
+    def __init__(self, key: bytes | None = None) -> None:
+        self._key = key or secrets.token_bytes(32)
+
+    def sign(self, purpose: str, value: str) -> str:
+        """`value` (text, kept readable) with its signature for one purpose (a name is not a flash)."""
+        raw = value.encode()
+        mac = hmac.new(self._key, purpose.encode() + b"\0" + raw, hashlib.sha256).digest()
+        return base64.urlsafe_b64encode(raw).decode() + "." + base64.urlsafe_b64encode(mac).decode()
+
+    def unsign(self, purpose: str, token: str | None) -> str | None:
+        """The value this server signed for `purpose`, or None for anything else (absent, forged, altered)."""
+        if not token or "." not in token:
+            return None
+        data, _, _mac = token.partition(".")
+        try:
+            raw = base64.urlsafe_b64decode(data.encode())
+            return raw.decode() if hmac.compare_digest(self.sign(purpose, raw.decode()), token) else None
+        except (ValueError, UnicodeError):
+            return None
 
 
 def csrf_ok(request: Request, submitted: str | None) -> bool:

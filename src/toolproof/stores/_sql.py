@@ -18,6 +18,7 @@ from .approval import ApprovalRequest, ApprovalStatus
 from .base import FinishStatus, Store
 from .intent import Intent, IntentStatus
 from .pins import Pin
+from .query import AuditQuery, AuditTally, Order, Page, StopGroup
 from .records import AuditRecord, EffectStatus, StopRecord
 
 # Versioned migrations: (version, statements). Never edit a shipped entry; append a new one.
@@ -132,6 +133,14 @@ MIGRATIONS: Final[tuple[tuple[int, tuple[str, ...]], ...]] = (
             note TEXT,
             PRIMARY KEY (upstream, tool))""",
     )),
+    # The operator's console finds a call or an operation by the id a person pastes, in any case, among
+    # every record (not a window of the newest): a prefix of the lowered id, by index. {ops} is the
+    # dialect's operator class for LIKE 'prefix%' (PostgreSQL); SQLite answers a range on the lowered id.
+    (5, (
+        "CREATE INDEX IF NOT EXISTS toolproof_audit_call ON toolproof_audit (lower(call_id){ops})",
+        "CREATE INDEX IF NOT EXISTS toolproof_audit_key ON toolproof_audit (lower(idempotency_key){ops})",
+        "CREATE INDEX IF NOT EXISTS toolproof_approvals_key ON toolproof_approvals (idempotency_key)",
+    )),
 )
 SCHEMA_VERSION: Final = MIGRATIONS[-1][0]
 
@@ -170,17 +179,17 @@ SQL_EXPIRE: Final = (
 )
 
 
-def migrate(execute: Callable[..., Any], *, real: str, serial: str, mark: str) -> None:
+def migrate(execute: Callable[..., Any], *, real: str, serial: str, mark: str, ops: str = "") -> None:
     """Bring the schema to the newest version with `execute(sql[, params])` inside the caller's transaction,
     which also holds the dialect's lock, so two processes never apply one migration twice. `mark` is the
-    dialect's placeholder."""
+    dialect's placeholder, `ops` its operator class for prefix indexes."""
     execute("CREATE TABLE IF NOT EXISTS toolproof_schema (version INTEGER NOT NULL)")
     row = execute("SELECT MAX(version) FROM toolproof_schema").fetchone()
     current = (row[0] if row else None) or 0
     for version, statements in MIGRATIONS:
         if version > current:
             for statement in statements:
-                execute(statement.format(real=real, serial=serial))
+                execute(statement.format(real=real, serial=serial, ops=ops))
             execute(f"INSERT INTO toolproof_schema (version) VALUES ({mark})", (version,))
 
 
@@ -314,6 +323,142 @@ class SqlStore(Store):
             for name in loads(fields) or ("<arguments>",):
                 counts[(tool, name, version)] += 1
         return [(t, f, v, n) for (t, f, v), n in counts.most_common()]
+
+    # --- the console's pages (`query.py`): keyset cursors over the whole table, counted ------------------------
+    def audit_page(self, query: AuditQuery, *, order: Order = "newest", limit: int = 50,
+                   cursor: str | None = None) -> Page[AuditRecord]:
+        """Keyset on the row id: `id < cursor` (newest first) or `id > cursor`, so a page deep in a large store
+        costs what the first one does; `total` and `start` are counted with the same WHERE."""
+        conds, params = self._audit_where(query)
+        newest = order == "newest"
+        pos = int(cursor) if cursor and cursor.isdigit() else None
+        page_conds = conds + ([f"id {'<' if newest else '>'} ?"] if pos is not None else [])
+        page_params = params + ([pos] if pos is not None else [])
+        _, rows = self._run(f"SELECT id, {AUDIT_COLUMNS} FROM toolproof_audit {_and(page_conds)}"
+                            f" ORDER BY id {'DESC' if newest else 'ASC'} LIMIT ?", (*page_params, limit + 1))
+        total = self._count("toolproof_audit", conds, params)
+        start = 0 if pos is None else self._count("toolproof_audit", [*conds, f"id {'>=' if newest else '<='} ?"],
+                                                  [*params, pos])
+        shown = rows[:limit]
+        more = len(rows) > limit
+        return Page([audit_from_row(r[1:]) for r in shown], total, start, str(shown[-1][0]) if more else None)
+
+    def audit_total(self) -> int:
+        return self._count("toolproof_audit", [], [])
+
+    def audit_for_key(self, key: str) -> list[AuditRecord]:
+        # By the index on the lowered key alone (with `AND idempotency_key = ?` too, SQLite 3.40 scans), then
+        # the exact key.
+        _, rows = self._run(f"SELECT {AUDIT_COLUMNS} FROM toolproof_audit WHERE lower(idempotency_key) = ?"
+                            " ORDER BY id", (key.lower(),))
+        return [r for r in map(audit_from_row, rows) if r.idempotency_key == key]
+
+    def audit_for_call(self, call_id: str) -> list[AuditRecord]:
+        _, rows = self._run(f"SELECT {AUDIT_COLUMNS} FROM toolproof_audit WHERE lower(call_id) = ? ORDER BY id",
+                            (call_id.lower(),))
+        return [r for r in map(audit_from_row, rows) if r.call_id == call_id]
+
+    #: How this dialect matches a pattern ignoring case (SQLite's LIKE ignores ASCII case already).
+    _ILIKE = "LIKE"
+
+    def _prefix(self, column: str, text: str) -> tuple[str, list[Any]]:
+        """`lower(column)` starts with `text` lowered, in a form the index on `lower(column)` answers: a range
+        (SQLite; PostgreSQL overrides it with LIKE on its pattern index)."""
+        low = text.lower()
+        return f"(lower({column}) >= ? AND lower({column}) < ?)", [low, low + "\U0010ffff"]
+
+    def _audit_where(self, q: AuditQuery) -> tuple[list[str], list[Any]]:
+        """The WHERE conditions of `AuditQuery.matches`, and their parameters."""
+        conds: list[str] = []
+        params: list[Any] = []
+        if q.text:
+            parts = [self._prefix(c, q.text) for c in q.TEXT_FIELDS]
+            conds.append("(" + " OR ".join(sql for sql, _ in parts) + ")")
+            params += [p for _, ps in parts for p in ps]
+        for name in q.FIELDS:
+            value = getattr(q, name)
+            if value:
+                conds.append(f"{name} {self._ILIKE} ? ESCAPE '\\'")
+                params.append(_like(value))
+        if q.since is not None:
+            conds.append("at >= ?")
+            params.append(q.since)
+        if q.until is not None:
+            conds.append("at < ?")
+            params.append(q.until)
+        return conds, params
+
+    def audit_tally(self, after: int = 0) -> tuple[list[AuditTally], int]:
+        _, top = self._run("SELECT MAX(id) FROM toolproof_audit")
+        upto = int(top[0][0] or 0)
+        _, rows = self._run("SELECT tool, error_class, code, outcome, COUNT(*) FROM toolproof_audit"
+                            " WHERE schema_version IS NOT NULL AND id > ? AND id <= ?"
+                            " GROUP BY tool, error_class, code, outcome", (after, upto))
+        return [AuditTally(r[0], r[1], r[2], r[3], int(r[4])) for r in rows], max(upto, after)
+
+    def approval_page(self, *, pending: bool, now: float, limit: int = 50,
+                      cursor: str | None = None) -> Page[ApprovalRequest]:
+        """Waiting requests by (expires_at, id) ascending; decided and expired ones by (when decided, else
+        when expired; id) descending. The cursor is the last row's key as JSON."""
+        live = "status = 'pending' AND expires_at >= ?"
+        if pending:
+            conds, params, sort, desc = [live], [now], "expires_at", False
+        else:
+            conds, params, sort, desc = [f"NOT ({live})"], [now], "COALESCE(decided_at, expires_at)", True
+        after = _cursor(cursor)
+        page_conds, page_params = list(conds), list[Any](params)
+        if after is not None:
+            page_conds.append(_beyond(sort, desc))
+            page_params += [after[0], after[0], after[1]]
+        way = "DESC" if desc else "ASC"
+        _, rows = self._run(f"SELECT {APPROVAL_COLUMNS}, {sort} FROM toolproof_approvals {_and(page_conds)}"
+                            f" ORDER BY {sort} {way}, id {way} LIMIT ?", (*page_params, limit + 1))
+        total = self._count("toolproof_approvals", conds, params)
+        start = 0 if after is None else total - self._count("toolproof_approvals", page_conds, page_params)
+        shown = rows[:limit]
+        more = len(rows) > limit
+        return Page([approval_from_row(r) for r in shown], total, start,
+                    dumps([float(shown[-1][-1]), shown[-1][0]]) if more else None)
+
+    def approvals_for_key(self, key: str) -> list[ApprovalRequest]:
+        _, rows = self._run(f"SELECT {APPROVAL_COLUMNS} FROM toolproof_approvals WHERE idempotency_key = ?"
+                            " ORDER BY at", (key,))
+        return [approval_from_row(r) for r in rows]
+
+    def stop_page(self, *, limit: int = 50, cursor: str | None = None,
+                  group: tuple[str, str, str, str] | None = None) -> Page[StopRecord]:
+        conds, params = ["resolved_at IS NULL"], list[Any]()
+        if group is not None:
+            conds += ["tool = ?", "error_class = ?", "code = ?", "reason = ?"]
+            params += list(group)
+        after = _cursor(cursor)
+        page_conds, page_params = list(conds), list[Any](params)
+        if after is not None:
+            page_conds.append(_beyond("at", True))
+            page_params += [after[0], after[0], after[1]]
+        _, rows = self._run(f"SELECT {STOP_COLUMNS} FROM toolproof_stops {_and(page_conds)}"
+                            " ORDER BY at DESC, id DESC LIMIT ?", (*page_params, limit + 1))
+        total = self._count("toolproof_stops", conds, params)
+        start = 0 if after is None else total - self._count("toolproof_stops", page_conds, page_params)
+        shown = rows[:limit]
+        more = len(rows) > limit
+        return Page([stop_from_row(r) for r in shown], total, start,
+                    dumps([float(shown[-1][1]), shown[-1][0]]) if more else None)
+
+    def stop_groups(self) -> list[StopGroup]:
+        _, rows = self._run("SELECT tool, error_class, code, reason, COUNT(*), MIN(at), MAX(at) FROM toolproof_stops"
+                            " WHERE resolved_at IS NULL GROUP BY tool, error_class, code, reason"
+                            " ORDER BY COUNT(*) DESC, tool, code")
+        return [StopGroup(r[0], r[1], r[2], r[3], int(r[4]), float(r[5]), float(r[6])) for r in rows]
+
+    def stops_for_key(self, key: str) -> list[StopRecord]:
+        _, rows = self._run(f"SELECT {STOP_COLUMNS} FROM toolproof_stops WHERE idempotency_key = ? ORDER BY at",
+                            (key,))
+        return [stop_from_row(r) for r in rows]
+
+    def _count(self, table: str, conds: Sequence[str], params: Sequence[Any]) -> int:
+        _, rows = self._run(f"SELECT COUNT(*) FROM {table} {_and(conds)}", params)
+        return int(rows[0][0])
 
     # --- stops ----------------------------------------------------------------------------------------------
     def add_stop(self, stop: StopRecord) -> None:
@@ -456,6 +601,32 @@ class SqlStore(Store):
 
 def _marks(n: int) -> str:
     return ", ".join("?" * n)
+
+
+def _and(conds: Sequence[str]) -> str:
+    return "WHERE " + " AND ".join(conds) if conds else ""
+
+
+def _like(text: str) -> str:
+    """A LIKE pattern for `text` as a prefix, ignoring case (see `query.prefix_of`), its wildcards escaped."""
+    return text.lower().replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%"
+
+
+def _beyond(sort: str, desc: bool) -> str:
+    """The keyset condition "after the cursor's (sort, id)" in this order; parameters: value, value, id."""
+    op = "<" if desc else ">"
+    return f"({sort} {op} ? OR ({sort} = ? AND id {op} ?))"
+
+
+def _cursor(cursor: str | None) -> tuple[float, str] | None:
+    """A (sort value, id) cursor as `approval_page` and `stop_page` wrote it; None for a malformed one."""
+    if not cursor:
+        return None
+    try:
+        value, key = json.loads(cursor)
+        return float(value), str(key)
+    except (ValueError, TypeError):
+        return None
 
 
 def _where(**equal: str | None) -> tuple[str, tuple[str, ...]]:

@@ -14,10 +14,23 @@ from urllib.parse import urlsplit, urlunsplit
 from .approval import ApprovalRequest, ApprovalStatus
 from .intent import Intent, IntentStatus
 from .pins import Pin
+from .query import (
+    AuditQuery,
+    AuditTally,
+    Order,
+    Page,
+    StopGroup,
+    audit_page,
+    decided_last,
+    group_stops,
+    page_by_offset,
+    pending_first,
+)
 from .records import AuditRecord, EffectStatus, StopRecord
 
 FinishStatus = Literal["done", "failed", "unknown"]
 _T = TypeVar("_T")
+_EVERY = 10**9  # "no limit" for the fallbacks that read a whole list
 
 
 def shown_url(url: str) -> str:
@@ -190,6 +203,69 @@ class Store(ABC):
         """Decide a request that is still pending (and, unless `status` is expired, not past its expiry) in
         one conditional write: True for the one decision that applied, False for any later one."""
         raise NotImplementedError(f"{type(self).__name__} keeps no approval requests")
+
+    # --- the console's queries (`query.py`): pages over the whole store, counted ---------------------------------
+    # The SQL stores answer each with one or two indexed or scanning statements; these fallbacks read the plain
+    # lists, for the in-memory store (bounded by its own `max_audit`).
+    def audit_page(self, query: AuditQuery, *, order: Order = "newest", limit: int = 50,
+                   cursor: str | None = None) -> Page[AuditRecord]:
+        """The audit records matching `query`, `limit` at a time, newest (or oldest) first."""
+        return audit_page(self.list_audit(limit=_EVERY), query, order=order, limit=limit, cursor=cursor)
+
+    def audit_total(self) -> int:
+        """How many audit records the store holds."""
+        return len(self.list_audit(limit=_EVERY))
+
+    def audit_for_key(self, key: str) -> list[AuditRecord]:
+        """Every audit record of one operation (idempotency key), oldest first: the trail of one write."""
+        return [r for r in reversed(self.list_audit(limit=_EVERY)) if r.idempotency_key == key]
+
+    def audit_for_call(self, call_id: str) -> list[AuditRecord]:
+        """Every audit record of one call (each attempt, its replays), oldest first."""
+        return list(reversed(self.list_audit(limit=_EVERY, call_id=call_id)))
+
+    def audit_tally(self, after: int = 0) -> tuple[list[AuditTally], int]:
+        """Calls per (tool, class, code, outcome) among the records stored after the first `after` (all of them
+        by default), and how many records that counts up to: a caller adds the next tally to this one instead
+        of counting the whole store again. Decisions and reconciliations (no schema version) are not calls."""
+        counts: dict[tuple[str, str | None, str | None, str], int] = {}
+        every = self.list_audit(limit=_EVERY)
+        for r in every[:max(len(every) - after, 0)]:
+            if r.schema_version is not None:
+                k = (r.tool, r.error_class, r.code, r.outcome)
+                counts[k] = counts.get(k, 0) + 1
+        return [AuditTally(*k, count=n) for k, n in counts.items()], max(len(every), after)
+
+    def approval_page(self, *, pending: bool, now: float, limit: int = 50,
+                      cursor: str | None = None) -> Page[ApprovalRequest]:
+        """Requests still waiting as of `now`, the one expiring first at the top; or (`pending=False`) the
+        decided and expired ones, the last decided first."""
+        every = self.approval_list(limit=_EVERY)
+        waiting, order = pending_first(now)
+        if pending:
+            return page_by_offset(sorted(filter(waiting, every), key=order), limit, cursor)  # type: ignore[arg-type]
+        done = sorted((r for r in every if not waiting(r)), key=decided_last, reverse=True)
+        return page_by_offset(done, limit, cursor)
+
+    def approvals_for_key(self, key: str) -> list[ApprovalRequest]:
+        """The approval requests of one operation, oldest first."""
+        return sorted((r for r in self.approval_list(limit=_EVERY) if r.idempotency_key == key), key=lambda r: r.at)
+
+    def stop_page(self, *, limit: int = 50, cursor: str | None = None,
+                  group: tuple[str, str, str, str] | None = None) -> Page[StopRecord]:
+        """Open stop records, newest first; only those of one `StopGroup.key` when given."""
+        stops = self.list_stops(resolved=False, limit=_EVERY)
+        if group is not None:
+            stops = [s for s in stops if (s.tool, s.error_class, s.code, s.reason) == group]
+        return page_by_offset(stops, limit, cursor)
+
+    def stop_groups(self) -> list[StopGroup]:
+        """Open stop records grouped by (tool, class, code, reason), the largest group first."""
+        return group_stops(self.list_stops(resolved=False, limit=_EVERY))
+
+    def stops_for_key(self, key: str) -> list[StopRecord]:
+        """Every stop record (open or resolved) of one operation, oldest first."""
+        return sorted((s for s in self.list_stops(limit=_EVERY) if s.idempotency_key == key), key=lambda s: s.at)
 
     async def aapproval_add(self, request: ApprovalRequest) -> bool:
         return await self._off_loop(self.approval_add, request)

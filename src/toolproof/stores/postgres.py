@@ -42,6 +42,7 @@ from ._sql import (
     SQL_GET,
     SQL_RELEASE,
     SqlStore,
+    _like,
     dumps,
     intent_from_row,
     intent_params,
@@ -428,8 +429,16 @@ class PostgresStore(SqlStore):
             if self.schema is not None:
                 conn.execute(f'CREATE SCHEMA IF NOT EXISTS "{self.schema}"')
                 conn.execute(f'SET LOCAL search_path TO "{self.schema}"')
-            migrate(conn.execute, real="DOUBLE PRECISION", serial="BIGSERIAL PRIMARY KEY", mark="%s")
+            migrate(conn.execute, real="DOUBLE PRECISION", serial="BIGSERIAL PRIMARY KEY", mark="%s",
+                    ops=" text_pattern_ops")
             conn.commit()
+
+    _ILIKE = "ILIKE"
+
+    def _prefix(self, column: str, text: str) -> tuple[str, list[Any]]:
+        """LIKE 'prefix%' on the lowered column: what its `text_pattern_ops` index answers (a range would
+        follow the database's collation, which need not order a prefix's extensions together)."""
+        return f"lower({column}) LIKE ? ESCAPE '\\'", [_like(text)]
 
     def unreachable(self, exc: BaseException) -> bool:
         """A lost or refused connection, a pool that timed out (never a value the database refused)."""

@@ -66,6 +66,12 @@ class SqliteStore(SqlStore):
         self._abspath = os.path.abspath(self.path)
         self._file = None if self.path in (":memory:", "") else _file_id(self._abspath)
 
+    def set_busy_timeout(self, seconds: float) -> None:
+        """How long a statement waits for another process's write lock before it fails (a person's console
+        answers "not applied" after a few seconds rather than hang for the agents' default 30)."""
+        with self._lock:
+            self._db.execute(f"PRAGMA busy_timeout = {int(seconds * 1000)}")
+
     def _set_wal(self, timeout_s: float) -> None:
         """Switch to WAL. Several processes opening a new file at once can get SQLITE_BUSY here without the
         busy handler being called (SQLite avoids a deadlock), so retry until the timeout."""
