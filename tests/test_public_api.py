@@ -80,6 +80,23 @@ def test_every_public_class_survives_get_type_hints(cls: type) -> None:
     typing.get_type_hints(cls, include_extras=True)
 
 
+#: The stage loop and the journal are being rewritten apart from this test; their packages declare theirs then.
+_SURFACE_PENDING = {"pipeline", "journal"}
+
+
+@pytest.mark.parametrize("name", [
+    pytest.param(m.name, marks=pytest.mark.xfail(strict=True, raises=AssertionError, reason="no __all__ yet"))
+    if m.name in _SURFACE_PENDING else m.name
+    for m in sorted(__import__("pkgutil").iter_modules(toolproof.__path__), key=lambda m: m.name) if m.ispkg])
+def test_every_subpackage_declares_its_surface(name: str) -> None:
+    """Each subpackage says what is public (`__all__`, maybe empty: then its modules are imported by name)."""
+    import importlib
+
+    module = importlib.import_module(f"toolproof.{name}")
+    assert isinstance(module.__dict__.get("__all__"), list), name
+    assert all(hasattr(module, attr) for attr in module.__all__), name
+
+
 def test_values_print_under_their_public_names() -> None:
     assert repr(toolproof.Runner) == "<class 'toolproof.Runner'>"
     assert repr(toolproof.Envelope) == "<class 'toolproof.Envelope'>"

@@ -31,6 +31,12 @@ from ..stores.records import AuditRecord, EffectStatus, StopRecord, ValidationOu
 if TYPE_CHECKING:
     from ..contract.tool import Tool
 
+__all__ = [
+    "DEFAULT_MAX_UNWRITTEN", "MAX_EXCEPTION_MESSAGE", "MAX_TRACEBACK", "AuditEntry", "AuditWriter", "Failure",
+    "Hook", "ToolSpans", "build_audit", "build_stop", "developer_exception", "effect_status", "log", "log_stop",
+    "new_stop_id", "stop_log", "tool_failure", "tool_log"
+]
+
 log: Final = logging.getLogger("toolproof.audit")
 stop_log: Final = logging.getLogger("toolproof.stops")
 #: A tool's own exception, one WARNING per failed attempt, with the redacted traceback (never the model's).

@@ -31,6 +31,12 @@ from .errors import (
 from .plain import NotPlainJson, plain_json
 from .validate import truncate_value
 
+__all__ = [
+    "ENVELOPE_SCHEMA_ID", "PROBLEM_TYPE_PREFIX", "Envelope", "ErrorInfo", "MalformedEnvelope", "Meta",
+    "envelope_schema", "from_problem", "plain_error", "success_envelope", "success_envelope_schema", "to_problem",
+    "utc_timestamp", "wire_text"
+]
+
 ENVELOPE_SCHEMA_ID: Final = "https://toolproof.dev/schemas/envelope/v1.json"
 PROBLEM_TYPE_PREFIX: Final = "urn:toolproof:error:"
 
