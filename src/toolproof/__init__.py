@@ -8,12 +8,15 @@ with optional dependencies stay namespaced: `toolproof.mcp` (the `mcp` extra), `
 
 from __future__ import annotations
 
+import inspect
+import typing
+
 from ._version import __version__
 from .audit.trail import Hook
 from .catalog.toolset import Toolset
 from .contract.classify import classify_exception, classify_http
 from .contract.context import CallContext
-from .contract.envelope import Envelope, ErrorInfo, MalformedEnvelope, Meta
+from .contract.envelope import Envelope, ErrorInfo, MalformedEnvelope, Meta, envelope_schema, from_problem, to_problem
 from .contract.errors import (
     AuthFailed,
     Conflict,
@@ -36,16 +39,33 @@ from .contract.tool import Secret, Tool, tool
 from .contract.validate import Limits
 from .orchestration.breaker import BreakerConfig
 from .orchestration.policy import RetryPolicy, RunBudget
+from .pipeline.effects import Clock
 from .pipeline.runner import Runner
 from .stores import MemoryStore, SqliteStore, Store, open_store
 from .stores.records import AuditRecord, StopRecord
+
+
+def _publish(value: object) -> None:
+    """Show `value` under the root (`<class 'toolproof.Runner'>`, not the module that defines it), as httpx does,
+    keeping `typing.get_type_hints` working: a class's string annotations are evaluated in the module its
+    `__module__` names, so they are resolved here, in their own module, before the name moves."""
+    own = inspect.get_annotations(value) if isinstance(value, type) else None
+    if own:
+        try:
+            hints = typing.get_type_hints(value, include_extras=True)
+        except NameError:  # a name its own module cannot resolve either: tests/test_public_api.py says which
+            pass
+        else:
+            value.__annotations__ = {name: hints[name] for name in own}
+    value.__module__ = __name__
 
 
 def __getattr__(name: str) -> object:
     if name == "PostgresStore":  # psycopg is an extra: import it only when asked for
         from .stores.postgres import PostgresStore
 
-        PostgresStore.__module__ = __name__
+        if PostgresStore.__module__ != __name__:
+            _publish(PostgresStore)
         return PostgresStore
     raise AttributeError(f"module 'toolproof' has no attribute {name!r}")
 
@@ -55,6 +75,7 @@ __all__ = [
     "AuthFailed",
     "BreakerConfig",
     "CallContext",
+    "Clock",
     "Conflict",
     "DefinitionError",
     "Envelope",
@@ -90,11 +111,14 @@ __all__ = [
     "__version__",
     "classify_exception",
     "classify_http",
+    "envelope_schema",
+    "from_problem",
     "open_store",
+    "to_problem",
     "tool",
 ]
 
-# Values print under their public names (`<class 'toolproof.Runner'>`, not the module that defines it), as httpx does.
-for _value in [globals()[n] for n in __all__ if n not in ("__version__", "PostgresStore", "Hook")]:
-    _value.__module__ = __name__
-del _value
+for _name in __all__:
+    if _name not in ("__version__", "PostgresStore", "Hook"):
+        _publish(globals()[_name])
+del _name

@@ -196,23 +196,6 @@ def test_an_audit_entry_becomes_the_frozen_record_it_describes() -> None:
         built.tool = "x"  # type: ignore[misc]
 
 
-def test_the_fast_constructor_follows_added_fields_and_defaults() -> None:
-    import dataclasses
-
-    from toolproof.audit.trail import _fast_constructor
-
-    @dataclasses.dataclass(frozen=True, slots=True)
-    class Grown:
-        a: int
-        b: str = "b"
-        c: dict[str, int] = dataclasses.field(default_factory=dict)
-
-    make = _fast_constructor(Grown)
-    assert make(1) == Grown(1)
-    assert make(1, "x", {"k": 2}) == Grown(1, "x", {"k": 2})
-    assert make(1).c is not make(1).c
-
-
 @pytest.mark.parametrize("hooks", [False, True], ids=["built-when-read", "writer-thread"])
 def test_the_trail_keeps_what_was_sent_when_the_caller_reuses_its_arguments(hooks: bool) -> None:
     seen: list[Any] = []

@@ -138,11 +138,18 @@ def test_a_context_of_another_type_is_refused() -> None:
 def test_a_context_filled_for_a_call_is_the_ordinary_one() -> None:
     from toolproof.contract.context import with_call
 
-    given = CallContext("chat-1", "B-17", None, "run-1", 2, None, 0, {"tenant": "t"}, "s-1")
+    # Every field set to a value of its own: a field `with_call` dropped or moved would show.
+    given = CallContext("chat-1", "B-17", None, "run-1", 2, "key-1", 0, {"tenant": "t"}, "s-1")
+    assert all(getattr(given, f.name) not in (None, 0) for f in dataclasses.fields(given)
+               if f.name not in ("call_id", "attempt"))
     filled = with_call(given, "c-9")
     assert type(filled) is CallContext
     assert filled == dataclasses.replace(given, call_id="c-9", attempt=1)
-    assert with_call(dataclasses.replace(given, call_id="mine", attempt=3), "c-9") == dataclasses.replace(
-        given, call_id="mine", attempt=3)
+    mine = dataclasses.replace(given, call_id="mine", attempt=3)
+    assert with_call(mine, "c-9") is mine  # already a call's: nothing to fill, nothing new
+    assert with_call(dataclasses.replace(given, call_id="mine"), "c-9") == dataclasses.replace(
+        given, call_id="mine", attempt=1)
+    assert with_call(dataclasses.replace(given, attempt=3), "c-9") == dataclasses.replace(
+        given, call_id="c-9", attempt=3)
     with pytest.raises(dataclasses.FrozenInstanceError):
         filled.principal = "admin"  # type: ignore[misc]

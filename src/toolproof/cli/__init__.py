@@ -15,6 +15,8 @@ from .._extras import missing_extra
 from .._version import __version__
 from ._options import fail
 
+__all__ = ["app", "main"]
+
 app = typer.Typer(
     name="toolproof",
     help="Make the tools an AI agent calls hard to misuse, and prove it.",

@@ -32,6 +32,11 @@ from .plain import NotPlainJson, plain_json
 from .redaction import schema_may_hide_secrets, secret_paths
 from .validate import DEFAULT_LIMITS, ArgumentValidator, Limits
 
+__all__ = [
+    "NAME_RE", "Effect", "Handler", "Risk", "Secret", "Tool", "ToolOptions", "fingerprint", "inline_schema",
+    "strict_schema", "tool"
+]
+
 Effect = Literal["read", "write"]
 Risk = Literal["low", "high"]
 

@@ -16,3 +16,5 @@ One module per framework, each behind its extra (see docs/integrations.md):
 Who is asking comes from the framework (its conversation or thread id and, where it has one, the user), never
 from the model's arguments.
 """
+
+__all__: list[str] = []  # one module per framework, each imported by name (its extra may be missing)

@@ -28,7 +28,7 @@ def call_context(
     tool_call_id: str | None = None,
 ) -> CallContext:
     """The `CallContext` of one framework tool call (the framework's own call id kept in `metadata`)."""
-    metadata = {"tool_call_id": tool_call_id} if tool_call_id else None
+    metadata = {"tool_call_id": tool_call_id} if tool_call_id else {}
     return CallContext(conversation_id=conversation_id, principal=principal, run_id=run_id, metadata=metadata)
 
 

@@ -50,7 +50,7 @@ def step_context(principal: str | None = None, *, occurrence: int = 0,
     """The `CallContext` of a tool call made in the current DBOS step (outside a workflow: no conversation)."""
     workflow_id, step = DBOS.workflow_id, DBOS.step_id
     conversation = conversation_id or (conversation_of(workflow_id) if workflow_id else None)
-    metadata = {"dbos_workflow_id": workflow_id, "dbos_step_id": step} if workflow_id else None
+    metadata = {"dbos_workflow_id": workflow_id, "dbos_step_id": step} if workflow_id else {}
     # No run_id: a workflow outlives a run budget's wall clock (and its calls are spread over recoveries).
     return CallContext(conversation_id=conversation, principal=principal, occurrence=occurrence, metadata=metadata)
 

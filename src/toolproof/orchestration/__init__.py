@@ -1,0 +1,5 @@
+"""Retry policy, budgets, breakers and the loop guard: pure decisions, no sleeping and no I/O.
+
+Nothing is re-exported here: what users write is at the root (`toolproof.RetryPolicy`, `toolproof.BreakerConfig`)."""
+
+__all__: list[str] = []

@@ -8,6 +8,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+__all__ = ["AuditRecord", "EffectStatus", "StopRecord", "ValidationOutcome"]
+
 EffectStatus = Literal["done", "not_done", "unknown"]
 ValidationOutcome = Literal["ok", "failed", "skipped"]
 
