@@ -64,15 +64,7 @@ def test_the_scan_finds_the_public_classes() -> None:
     assert {"toolproof.Runner", "toolproof.Envelope", "toolproof.Tool", "toolproof.mcp.Gateway"} <= names
 
 
-#: Runner's `stages: ClassVar[tuple[Stage, ...]]` reaches the string alias `Step` of pipeline/stages.py, which names
-#: `Generator`, `Effect` and `Then`: names runner.py's own globals lack. Strict: the day it passes, this goes.
-_RUNNER_STAGE_ALIAS = pytest.mark.xfail(strict=True, raises=NameError,
-                                                      reason="pipeline.stages.Step is a string alias")
-
-
-@pytest.mark.parametrize("cls", [
-    pytest.param(c, marks=_RUNNER_STAGE_ALIAS) if n == "toolproof.Runner" else c
-    for n, c in PUBLIC_CLASSES], ids=[n for n, _ in PUBLIC_CLASSES])
+@pytest.mark.parametrize("cls", [c for _, c in PUBLIC_CLASSES], ids=[n for n, _ in PUBLIC_CLASSES])
 def test_every_public_class_survives_get_type_hints(cls: type) -> None:
     """What introspects annotations (cattrs, typer, a user's code) works on every public class."""
     import typing
@@ -80,14 +72,8 @@ def test_every_public_class_survives_get_type_hints(cls: type) -> None:
     typing.get_type_hints(cls, include_extras=True)
 
 
-#: The stage loop and the journal are being rewritten apart from this test; their packages declare theirs then.
-_SURFACE_PENDING = {"pipeline", "journal"}
-
-
 @pytest.mark.parametrize("name", [
-    pytest.param(m.name, marks=pytest.mark.xfail(strict=True, raises=AssertionError, reason="no __all__ yet"))
-    if m.name in _SURFACE_PENDING else m.name
-    for m in sorted(__import__("pkgutil").iter_modules(toolproof.__path__), key=lambda m: m.name) if m.ispkg])
+    m.name for m in sorted(__import__("pkgutil").iter_modules(toolproof.__path__), key=lambda m: m.name) if m.ispkg])
 def test_every_subpackage_declares_its_surface(name: str) -> None:
     """Each subpackage says what is public (`__all__`, maybe empty: then its modules are imported by name)."""
     import importlib

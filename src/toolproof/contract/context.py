@@ -9,6 +9,8 @@ from dataclasses import dataclass, field, replace
 from types import MappingProxyType
 from typing import Any
 
+from .values import value
+
 __all__ = ["EMPTY_MAPPING", "CallContext", "CallIds", "empty_mapping", "fresh_context", "new_call_id", "with_call"]
 
 #: The one empty, read-only mapping every value without metadata or extra members shares.
@@ -43,6 +45,7 @@ class CallIds:
         return self._prefix + hex(next(self._counter))[2:]
 
 
+@value
 @dataclass(frozen=True, slots=True)
 class CallContext:
     """Ids the code knows: injected into handlers that ask for it, never part of a tool's schema.

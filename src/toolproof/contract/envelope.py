@@ -30,6 +30,7 @@ from .errors import (
 )
 from .plain import NotPlainJson, plain_json
 from .validate import truncate_value
+from .values import value
 
 __all__ = [
     "ENVELOPE_SCHEMA_ID", "PROBLEM_TYPE_PREFIX", "Envelope", "ErrorInfo", "MalformedEnvelope", "Meta",
@@ -217,6 +218,7 @@ def _delay(value: Any) -> float | None:
     return seconds if math.isfinite(seconds) and seconds >= 0 else None
 
 
+@value
 @dataclass(frozen=True, slots=True)
 class Meta:
     """Facts about the call: which tool, which call, which schema version, how many attempts.
@@ -254,6 +256,7 @@ def utc_timestamp(at: float) -> str:
     return datetime.fromtimestamp(at, UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
 
 
+@value
 @dataclass(frozen=True, slots=True)
 class Envelope:
     """One tool result, success or failure, exactly as the model and the orchestrator see it."""

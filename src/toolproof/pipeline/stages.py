@@ -14,9 +14,9 @@ breaker and the loop guard; I/O is only ever yielded.
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable, Generator
+from collections.abc import Generator
 from dataclasses import replace
-from typing import Any, Final, TypeAlias
+from typing import Any, Final
 
 from ..approvals import new_request, refusal, request_id
 from ..audit.trail import build_stop, effect_status, log_stop, stop_log, tool_failure
@@ -42,15 +42,10 @@ from ..orchestration.policy import RetryDecision, StopReason, decide_retry, stop
 from ..stores.intent import Intent
 from ..stores.records import StopRecord
 from .effects import Dispatch, Effect, Io, Outcome, Pipeline, Sleep, Steps
-from .state import CallState, Env
+from .state import CallState, Env, Stage, Step
 
 __all__ = ["STAGES", "Stage", "Step", "approval", "audit", "claim", "dispatch", "give_up", "guard", "plan", "run",
            "settle", "validate"]
-
-#: What a stage returns: None (hand on), the envelope that ends the call, or the steps that will say which.
-Step: TypeAlias = Envelope | Steps | None
-#: One stage of the pipeline.
-Stage: TypeAlias = Callable[[Env, CallState], Step]
 
 log = logging.getLogger("toolproof")
 

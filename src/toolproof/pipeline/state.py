@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, NamedTuple
+from typing import Any, NamedTuple, TypeAlias
 
 from ..audit.trail import AuditWriter, Failure
 from ..catalog.toolset import Toolset
@@ -22,20 +22,9 @@ from ..orchestration.policy import RetryBucket, RetryPolicy, RunBudget, RunState
 from ..stores import Store
 from ..stores.intent import Intent
 from ..stores.records import ValidationOutcome
-from .effects import Clock
+from .effects import Clock, Steps
 
-if TYPE_CHECKING:
-    from .stages import Stage
-
-__all__ = ["CallState", "Env", "Route"]
-
-
-class Route(NamedTuple):
-    """Where a tool's calls go: the tool, the stages they run (`stages.plan`) and the breaker they answer to."""
-
-    tool: Tool
-    stages: tuple[Stage, ...]
-    breaker: Breaker | None
+__all__ = ["CallState", "Env", "Route", "Stage", "Step"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -103,3 +92,17 @@ class CallState:
     def arguments(self) -> Any:
         """The arguments to show in the audit trail: validated when they were, else as sent."""
         return self.raw if self.args is None else self.args
+
+
+#: What a stage returns: None (hand on), the envelope that ends the call, or the steps that will say which.
+Step: TypeAlias = Envelope | Steps | None
+#: One stage of the pipeline.
+Stage: TypeAlias = Callable[[Env, CallState], Step]
+
+
+class Route(NamedTuple):
+    """Where a tool's calls go: the tool, the stages they run (`stages.plan`) and the breaker they answer to."""
+
+    tool: Tool
+    stages: tuple[Stage, ...]
+    breaker: Breaker | None

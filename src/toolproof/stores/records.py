@@ -8,12 +8,15 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from ..contract.values import value
+
 __all__ = ["AuditRecord", "EffectStatus", "StopRecord", "ValidationOutcome"]
 
 EffectStatus = Literal["done", "not_done", "unknown"]
 ValidationOutcome = Literal["ok", "failed", "skipped"]
 
 
+@value
 @dataclass(frozen=True, slots=True)
 class AuditRecord:
     """One attempt of one call, with secrets already redacted from `arguments`."""
@@ -40,6 +43,7 @@ class AuditRecord:
     traceback: str | None = None
 
 
+@value
 @dataclass(frozen=True, slots=True)
 class StopRecord:
     """Why the orchestrator gave up on a call, and whether its side effect is known done, not done, or unknown."""
