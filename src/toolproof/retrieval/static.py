@@ -158,9 +158,13 @@ class StaticEncoder:
         return self._cut
 
     def _ids(self, texts: Sequence[str]) -> list[list[int]]:
-        encode = getattr(self._tokenizer, "encode_batch_fast", self._tokenizer.encode_batch)  # fast: tokenizers >= 0.20
         cut = self._cut_at() if any(len(t) > self._max for t in texts) else None
-        encodings = encode([str(t)[:cut] for t in texts], add_special_tokens=False)
+        cut_texts = [str(t)[:cut] for t in texts]
+        if len(cut_texts) == 1:  # one query: the batch call would wake the tokenizer's thread pool for nothing
+            encodings = [self._tokenizer.encode(cut_texts[0], add_special_tokens=False)]
+        else:
+            batch = getattr(self._tokenizer, "encode_batch_fast", self._tokenizer.encode_batch)  # tokenizers >= 0.20
+            encodings = batch(cut_texts, add_special_tokens=False)
         if self._unk is None:
             return [list(e.ids) for e in encodings]
         return [[i for i in e.ids if i != self._unk] for e in encodings]
@@ -171,8 +175,8 @@ class StaticEncoder:
         for row, ids in enumerate(self._ids(texts)):
             if ids:
                 out[row] = self._matrix[ids].mean(axis=0, dtype=np.float32)
-        if self._normalize:
-            out /= np.linalg.norm(out, axis=1, keepdims=True) + np.float32(1e-32)
+        if self._normalize:  # the norm by einsum too: np.linalg.norm goes through BLAS (see StaticRetriever)
+            out /= np.sqrt(np.einsum("ij,ij->i", out, out))[:, None] + np.float32(1e-32)
         return out
 
 
@@ -193,7 +197,10 @@ class StaticRetriever:
     def scores(self, query: str) -> Array:
         if not len(self._matrix):
             return np.zeros(0, dtype=np.float32)
-        result: Array = self._matrix @ self.encoder.encode([query])[0]
+        # einsum, not `@`: a matrix-vector product through BLAS starts its threads, and on a small shared machine
+        # they fight each other and every other process (measured at 10,000 tools under load: 24 ms with `@`,
+        # 6 ms with BLAS held to one thread, 1.5 ms with einsum's own loop).
+        result: Array = np.einsum("ij,j->i", self._matrix, self.encoder.encode([query])[0])
         return result
 
     def scored(self, query: str) -> tuple[Array, npt.NDArray[np.bool_]]:
