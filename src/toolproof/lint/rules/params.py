@@ -306,13 +306,19 @@ def _has_examples(value: Any, depth: int = 0) -> bool:
     return depth > 0 and _has_examples(value.get("function"), depth - 1)
 
 
+#: Words that introduce an example, in the tool's or any parameter's description. No `\b` after "e.g.": a
+#: boundary between "." and the space that follows it does not exist, so "e.g. 2500" never matched.
+_EXAMPLE_WORDS: Final = re.compile(r"\b(?:examples?\b|e\.g\.|for instance\b|such as\b)", re.IGNORECASE)
+
+
 def check_no_examples(tool: ToolDef, config: LintConfig) -> Iterator[Hit]:
     if tool.schema_synthesized:
         return
     if not tool.properties or tool.examples or any(
             n.schema.get("examples") or n.schema.get("example") for n in tool.nodes) or _has_examples(tool.raw, 1):
         return
-    if re.search(r"\b(example|e\.g\.|for instance|such as)\b", tool.description_text, re.IGNORECASE):
+    texts = [tool.description_text, *(str(n.schema.get("description") or "") for n in tool.nodes)]
+    if any(_EXAMPLE_WORDS.search(text) for text in texts):
         return
     yield Hit(tool, tool.schema_pointer, "no example arguments anywhere (tool, schema or description)",
               "Add one or two realistic example calls (`examples`) or 'e.g.' values in parameter descriptions.")
