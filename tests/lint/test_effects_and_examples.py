@@ -45,3 +45,27 @@ def test_examples_in_a_parameter_description_count() -> None:
     assert "TP315" not in in_tool  # "e.g." followed by a space matches too
     none = _codes(_tool("charge_card", "Charge a card.", "The payment's key."))
     assert none.get("TP315") == "/inputSchema"
+
+
+def _header_tool(properties: dict[str, Any]) -> dict[str, Any]:
+    return {"name": "run_query", "description": "Run a SQL query in a region, e.g. us-west1.",
+            "inputSchema": {"type": "object", "properties": properties}}
+
+
+def test_x_mcp_header_constraints() -> None:
+    config = LintConfig(select=("TP318",))
+    clean = _header_tool({"region": {"type": "string", "x-mcp-header": "Region"},
+                          "query": {"type": "string"}})
+    assert lint([clean], config) == []
+    bad = _header_tool({
+        "region": {"type": "string", "x-mcp-header": "Region"},
+        "zone": {"type": "string", "x-mcp-header": "region"},  # the same name, other case
+        "spaced": {"type": "string", "x-mcp-header": "My Region"},  # not an HTTP token
+        "tags": {"type": "array", "items": {"type": "string", "x-mcp-header": "Tag"}},  # not via properties
+        "limits": {"type": "object", "x-mcp-header": "Limits"},  # not a primitive
+    })
+    found = {f.pointer: f.message for f in lint([bad], config)}
+    assert set(found) == {"/inputSchema/properties/zone", "/inputSchema/properties/spaced",
+                          "/inputSchema/properties/tags/items", "/inputSchema/properties/limits"}
+    assert "repeats" in found["/inputSchema/properties/zone"]
+    assert "HTTP token" in found["/inputSchema/properties/spaced"]

@@ -324,6 +324,52 @@ def check_no_examples(tool: ToolDef, config: LintConfig) -> Iterator[Hit]:
               "Add one or two realistic example calls (`examples`) or 'e.g.' values in parameter descriptions.")
 
 
+#: An HTTP field-name token (RFC 9110, 1*tchar): what an `x-mcp-header` name must be.
+_HTTP_TOKEN: Final = re.compile(r"^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$")
+#: The types an `x-mcp-header` property may have: the spec's string, integer and boolean, plus number, which
+#: the conformance suite annotates and the TypeScript and Ruby SDKs accept.
+_HEADER_TYPES: Final = frozenset({"string", "integer", "boolean", "number"})
+
+
+def _header_problems(node: Any, pointer: str, reachable: bool, seen: dict[str, str]) -> Iterator[tuple[str, str]]:
+    """(pointer, problem) for each `x-mcp-header` that MCP 2026-07-28 clients reject: a name that is not an
+    HTTP token or repeats another (case-insensitively), a property that is not a primitive, or one reached
+    through anything but `properties` (items, anyOf, ...)."""
+    if isinstance(node, list):
+        for i, item in enumerate(node):
+            yield from _header_problems(item, f"{pointer}/{i}", False, seen)
+        return
+    if not isinstance(node, dict):
+        return
+    if "x-mcp-header" in node:
+        name, kind = node["x-mcp-header"], node.get("type")
+        if not isinstance(name, str) or not _HTTP_TOKEN.match(name):
+            yield pointer, f"x-mcp-header {name!r} is not an HTTP token (letters, digits and !#$%&'*+-.^_`|~)"
+        elif not reachable:
+            yield pointer, f"x-mcp-header {name!r} is not reachable through `properties` alone"
+        elif kind not in _HEADER_TYPES:
+            yield pointer, f"x-mcp-header {name!r} is on a {kind!r} property (string, integer or boolean only)"
+        elif name.lower() in seen:
+            yield pointer, f"x-mcp-header {name!r} repeats the one at {seen[name.lower()]} (names are case-insensitive)"
+        else:
+            seen[name.lower()] = pointer
+    for key, value in node.items():
+        if key == "properties" and isinstance(value, dict):
+            for prop, sub in value.items():
+                yield from _header_problems(sub, f"{pointer}/properties/{prop}", reachable, seen)
+        elif isinstance(value, (dict, list)) and key != "x-mcp-header":
+            yield from _header_problems(value, f"{pointer}/{key}", False, seen)
+
+
+def check_mcp_header(tool: ToolDef, config: LintConfig) -> Iterator[Hit]:
+    if tool.schema_synthesized or not isinstance(tool.input_schema, dict):
+        return
+    for pointer, problem in _header_problems(tool.input_schema, tool.schema_pointer, True, {}):
+        yield Hit(tool, pointer, f"{problem}: clients of MCP 2026-07-28 drop the whole tool from tools/list",
+                  "Put x-mcp-header only on top-level or nested `properties` of type string, integer or boolean, "
+                  "with a unique HTTP token name.")
+
+
 def check_schema_not_object(tool: ToolDef, config: LintConfig) -> Iterator[Hit]:
     if tool.schema_synthesized:
         return
@@ -395,4 +441,8 @@ RULES: Final = (
     Rule("TP317", "schema-not-object", "error", "The input schema is missing or not an object schema.",
          "MCP and the model APIs require an object schema for arguments.", "Publish an object schema.",
          tool_check=check_schema_not_object, family="params"),
+    Rule("TP318", "mcp-header-invalid", "error", "An `x-mcp-header` annotation breaks an MCP 2026-07-28 constraint "
+         "(HTTP token name, unique case-insensitively, primitive type, reached through `properties` only).",
+         "Conforming Streamable HTTP clients drop the whole tool from tools/list and only log a warning.",
+         "Fix the annotation.", tool_check=check_mcp_header, family="params"),
 )
