@@ -331,40 +331,53 @@ _HTTP_TOKEN: Final = re.compile(r"^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$")
 _HEADER_TYPES: Final = frozenset({"string", "integer", "boolean", "number"})
 
 
-def _header_problems(node: Any, pointer: str, reachable: bool, seen: dict[str, str]) -> Iterator[tuple[str, str]]:
+def _header_problems(schema: Any, root: str) -> Iterator[tuple[str, str]]:
     """(pointer, problem) for each `x-mcp-header` that MCP 2026-07-28 clients reject: a name that is not an
     HTTP token or repeats another (case-insensitively), a property that is not a primitive, or one reached
-    through anything but `properties` (items, anyOf, ...)."""
-    if isinstance(node, list):
-        for i, item in enumerate(node):
-            yield from _header_problems(item, f"{pointer}/{i}", False, seen)
-        return
-    if not isinstance(node, dict):
-        return
-    if "x-mcp-header" in node:
-        name, kind = node["x-mcp-header"], node.get("type")
-        if not isinstance(name, str) or not _HTTP_TOKEN.match(name):
-            yield pointer, f"x-mcp-header {name!r} is not an HTTP token (letters, digits and !#$%&'*+-.^_`|~)"
-        elif not reachable:
-            yield pointer, f"x-mcp-header {name!r} is not reachable through `properties` alone"
-        elif kind not in _HEADER_TYPES:
-            yield pointer, f"x-mcp-header {name!r} is on a {kind!r} property (string, integer or boolean only)"
-        elif name.lower() in seen:
-            yield pointer, f"x-mcp-header {name!r} repeats the one at {seen[name.lower()]} (names are case-insensitive)"
-        else:
-            seen[name.lower()] = pointer
-    for key, value in node.items():
-        if key == "properties" and isinstance(value, dict):
-            for prop, sub in value.items():
-                yield from _header_problems(sub, f"{pointer}/properties/{prop}", reachable, seen)
-        elif isinstance(value, (dict, list)) and key != "x-mcp-header":
-            yield from _header_problems(value, f"{pointer}/{key}", False, seen)
+    through anything but `properties` (items, anyOf, ...). Iterative, and each node once: hostile schemas
+    nest thousands deep or refer to themselves."""
+    seen: dict[str, str] = {}
+    visited: set[int] = set()
+    stack: list[tuple[Any, str, bool]] = [(schema, root, True)]
+    while stack:
+        node, pointer, reachable = stack.pop()
+        if not isinstance(node, (dict, list)) or id(node) in visited:
+            continue
+        visited.add(id(node))
+        if isinstance(node, list):
+            stack.extend(reversed([(item, f"{pointer}/{i}", False) for i, item in enumerate(node)]))
+            continue
+        if "x-mcp-header" in node:
+            problem = _header_problem(node, reachable, seen, pointer)
+            if problem is not None:
+                yield pointer, problem
+        children: list[tuple[Any, str, bool]] = []
+        for key, value in node.items():
+            if key == "properties" and isinstance(value, dict):
+                children += [(sub, f"{pointer}/properties/{prop}", reachable) for prop, sub in value.items()]
+            elif key != "x-mcp-header":
+                children.append((value, f"{pointer}/{key}", False))
+        stack.extend(reversed(children))  # popped in document order: the first of two equal names is kept
+
+
+def _header_problem(node: dict[str, Any], reachable: bool, seen: dict[str, str], pointer: str) -> str | None:
+    name, kind = node["x-mcp-header"], node.get("type")
+    if not isinstance(name, str) or not _HTTP_TOKEN.match(name):
+        return f"x-mcp-header {name!r} is not an HTTP token (letters, digits and !#$%&'*+-.^_`|~)"
+    if not reachable:
+        return f"x-mcp-header {name!r} is not reachable through `properties` alone"
+    if kind not in _HEADER_TYPES:
+        return f"x-mcp-header {name!r} is on a {kind!r} property (string, integer or boolean only)"
+    if name.lower() in seen:
+        return f"x-mcp-header {name!r} repeats the one at {seen[name.lower()]} (names are case-insensitive)"
+    seen[name.lower()] = pointer
+    return None
 
 
 def check_mcp_header(tool: ToolDef, config: LintConfig) -> Iterator[Hit]:
     if tool.schema_synthesized or not isinstance(tool.input_schema, dict):
         return
-    for pointer, problem in _header_problems(tool.input_schema, tool.schema_pointer, True, {}):
+    for pointer, problem in _header_problems(tool.input_schema, tool.schema_pointer):
         yield Hit(tool, pointer, f"{problem}: clients of MCP 2026-07-28 drop the whole tool from tools/list",
                   "Put x-mcp-header only on top-level or nested `properties` of type string, integer or boolean, "
                   "with a unique HTTP token name.")
