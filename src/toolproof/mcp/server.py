@@ -41,6 +41,27 @@ META_OCCURRENCE: Final = "dev.toolproof/occurrence"
 
 DEFAULT_SERVER_NAME: Final = "toolproof"
 
+#: toolproof's MCP extension (2026-07-28 `capabilities.extensions`): operation identity and replay. Its
+#: settings say which `_meta` keys name who is asking and which tools are journaled writes (docs/mcp.md).
+OPERATIONS_EXTENSION: Final = "dev.toolproof/operations"
+OPERATIONS_EXTENSION_VERSION: Final = "1"
+
+
+def operations_extension(runner: Runner) -> dict[str, Any]:
+    """The settings `toolproof serve` and the gateway announce under `OPERATIONS_EXTENSION`.
+
+    The identity keys are the ones `call_context` reads; `journaledTools` are the writes whose repeats (a
+    resend, a request re-issued under a new JSON-RPC id after a broken stream) replay instead of running.
+    """
+    return {
+        "version": OPERATIONS_EXTENSION_VERSION,
+        "meta": {"conversation": META_CONVERSATION_ID, "principal": META_PRINCIPAL, "run": META_RUN_ID,
+                 "occurrence": META_OCCURRENCE},
+        "journaledTools": sorted(t.name for t in runner.toolset if t.effect == "write"),
+        "requestIdInKey": False,
+        "unknownConversation": runner.journal.unknown_conversation,
+    }
+
 
 def tool_result(envelope: Envelope) -> types.CallToolResult:
     """An envelope as an MCP tool result: `structuredContent` plus the same JSON as text; `isError` on failure."""
@@ -234,6 +255,7 @@ def create_server(
                 await live.refresh()
         if tuple(runner.toolset) != listed_tools:  # a tool was replaced, or a gateway reload swapped the toolset
             listed_tools, definitions = tuple(runner.toolset), list_definitions(runner)
+            server.extensions[OPERATIONS_EXTENSION] = operations_extension(runner)
         return types.ListToolsResult(tools=definitions)
 
     async def on_call_tool(
@@ -268,6 +290,7 @@ def create_server(
         on_call_tool=on_call_tool,
         on_subscriptions_listen=live.listen if live is not None else None,
     )
+    server.extensions[OPERATIONS_EXTENSION] = operations_extension(runner)
     if not sdk_tracing:
         server.middleware[:] = [m for m in server.middleware if not isinstance(m, OpenTelemetryMiddleware)]
     return server
