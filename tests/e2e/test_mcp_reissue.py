@@ -98,10 +98,10 @@ async def desk(tmp_path: Path) -> AsyncIterator[tuple[str, FaultyShop]]:
         shop.close()
 
 
-async def call_once(url: str, meta: dict[str, Any]) -> None:
-    async with Client(url, read_timeout_seconds=30) as client:
+async def call_once(url: str, meta: dict[str, Any], tool: str = "place_order") -> None:
+    async with Client(url, read_timeout_seconds=60) as client:
         assert client.protocol_version == "2026-07-28"
-        await client.call_tool("place_order", ORDER, meta=meta)  # type: ignore[arg-type]
+        await client.call_tool(tool, ORDER, meta=meta)  # type: ignore[arg-type]
 
 
 async def call_cut_then_reissue(url: str, meta: dict[str, Any]) -> tuple[CuttingProxy, dict[str, Any]]:
@@ -157,3 +157,24 @@ async def test_the_extension_is_announced_and_older_clients_still_work(tmp_path:
         assert first.structured_content is not None and again.structured_content is not None
         assert again.structured_content["meta"]["replayed"] is True
         assert shop.count_orders() == 1
+
+
+async def test_through_the_gateway_a_reissued_request_replays_and_the_ids_go_upstream(tmp_path: Path) -> None:
+    """The gateway (over HTTP, in front of `toolproof serve --http`) announces the extension, replays the
+    re-issued call from its own journal and forwards the conversation upstream: one row in the shop."""
+    async with desk(tmp_path) as (upstream, shop):
+        args = ("gateway", "--upstream", f"shop={upstream}", "--trust", "shop", "--prefix", "always")
+        async with http_server(*args, timeout_s=60) as url:
+            async with Client(url, read_timeout_seconds=60) as client:
+                settings = (client.server_capabilities.extensions or {}).get(OPERATIONS_EXTENSION)
+                assert settings is not None and "shop__place_order" in settings["journaledTools"], settings
+            async with cut_once(url) as (proxied, proxy):
+                with pytest.raises(BaseException) as broken:
+                    await call_once(proxied, mcp_meta("chat-3", principal=BUYER), tool="shop__place_order")
+                assert "disconnected" in repr(getattr(broken.value, "exceptions", broken.value))
+                assert proxy.cuts == 1
+                async with Client(proxied, read_timeout_seconds=60) as client:
+                    again = await client.call_tool("shop__place_order", ORDER,
+                                                   meta=mcp_meta("chat-3", principal=BUYER))  # type: ignore[arg-type]
+        assert again.structured_content is not None and again.structured_content["meta"]["replayed"] is True
+        assert shop.inserts == 1 and shop.count_orders() == 1
