@@ -17,12 +17,14 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 
+import mcp_types as types
 import pytest
 from mcp.client.client import Client
 
 from tests.integrations.conftest import BUYER, ORDER, FaultyShop
 from tests.mcp_servers.harness import http_server
 from toolproof.integrations.meta import mcp_meta
+from toolproof.mcp.repeat import ENVELOPE_META
 from toolproof.mcp.server import OPERATIONS_EXTENSION
 
 pytestmark = [pytest.mark.e2e, pytest.mark.timeout(120)]
@@ -33,8 +35,9 @@ class CuttingProxy:
     """Forwards TCP both ways; the first reply to a `tools/call` is held back until its JSON-RPC `result`
     has arrived from the server, then both connections are aborted and the reply never reaches the client."""
 
-    def __init__(self, host: str, port: int) -> None:
+    def __init__(self, host: str, port: int, marker: bytes = b"tools/call") -> None:
         self.upstream = (host, port)
+        self.marker = marker
         self.cuts = 0
         self.calls = 0
 
@@ -46,7 +49,7 @@ class CuttingProxy:
             while data := await reader.read(65536):
                 if b"tools/call" in data:
                     self.calls += 1
-                    if self.cuts == 0:
+                    if self.cuts == 0 and self.marker in data:
                         cut_this.set()
                 up_writer.write(data)
                 await up_writer.drain()
@@ -74,10 +77,10 @@ class CuttingProxy:
 
 
 @asynccontextmanager
-async def cut_once(url: str) -> AsyncIterator[tuple[str, CuttingProxy]]:
-    """The server's URL behind a `CuttingProxy`."""
+async def cut_once(url: str, marker: bytes = b"tools/call") -> AsyncIterator[tuple[str, CuttingProxy]]:
+    """The server's URL behind a `CuttingProxy` (cutting the first `tools/call` whose request has `marker`)."""
     parts = urlsplit(url)
-    proxy = CuttingProxy(parts.hostname or "127.0.0.1", parts.port or 80)
+    proxy = CuttingProxy(parts.hostname or "127.0.0.1", parts.port or 80, marker)
     listener = await asyncio.start_server(proxy.handle, "127.0.0.1", 0)
     port = listener.sockets[0].getsockname()[1]
     try:
@@ -177,4 +180,68 @@ async def test_through_the_gateway_a_reissued_request_replays_and_the_ids_go_ups
                     again = await client.call_tool("shop__place_order", ORDER,
                                                    meta=mcp_meta("chat-3", principal=BUYER))  # type: ignore[arg-type]
         assert again.structured_content is not None and again.structured_content["meta"]["replayed"] is True
+        assert shop.inserts == 1 and shop.count_orders() == 1
+
+
+def answering(second: bool) -> Any:
+    """An elicitation callback: the person answers "place another one?" with `second`."""
+    async def answer(context: Any, params: types.ElicitRequestParams) -> types.ElicitResult:
+        assert isinstance(params, types.ElicitRequestFormParams) and "second" in params.requested_schema["properties"]
+        return types.ElicitResult(action="accept", content={"second": second})
+    return answer
+
+
+async def ask_confirm_and_lose_the_reply(url: str, shop: FaultyShop, meta: dict[str, Any],
+                                         second: dict[str, Any]) -> Any:
+    """ORDER is booked; `second` is asked about inside the call (an `InputRequiredResult`, the envelope in its
+    `_meta`); the person confirms, the SDK retries with `inputResponses` under a new id and that retry's
+    reply is lost to a broken stream; then the whole call is made again. Returns its result."""
+    async with Client(url, read_timeout_seconds=60, elicitation_callback=answering(True)) as client:
+        first = await client.call_tool("place_order", ORDER, meta=meta)  # type: ignore[arg-type]
+        asked = await client.session.call_tool("place_order", second, meta=meta,  # type: ignore[arg-type]
+                                               allow_input_required=True)
+    assert first.structured_content is not None and first.structured_content["ok"] is True
+    assert isinstance(asked, types.InputRequiredResult) and asked.input_requests, asked
+    assert (asked.meta or {})[ENVELOPE_META]["error"]["class"] == "needs_clarification"
+    assert shop.count_orders() == 1
+    async with cut_once(url, marker=b"inputResponses") as (proxied, proxy):
+        with pytest.raises(BaseException) as broken:
+            async with Client(proxied, read_timeout_seconds=60, elicitation_callback=answering(True)) as client:
+                await client.call_tool("place_order", second, meta=meta)  # type: ignore[arg-type]
+        assert "disconnected" in repr(getattr(broken.value, "exceptions", broken.value))
+        assert proxy.cuts == 1 and shop.count_orders() == 2  # the confirmed second was placed, its reply lost
+        async with Client(proxied, read_timeout_seconds=60, elicitation_callback=answering(True)) as client:
+            return await client.call_tool("place_order", second, meta=meta)  # type: ignore[arg-type]
+
+
+async def test_an_input_required_retry_cut_and_reissued_replays_the_confirmed_second(tmp_path: Path) -> None:
+    """In a named conversation, the same order with another quantity after the first was placed is asked
+    about (`ALREADY_DONE_DIFFERENT_ARGS`); confirmed, it is placed once, and its re-issue replays it."""
+    async with desk(tmp_path) as (url, shop):
+        again = await ask_confirm_and_lose_the_reply(url, shop, mcp_meta("chat-4", principal=BUYER),
+                                                     {**ORDER, "quantity_kg": 300})
+        assert again.structured_content is not None and again.structured_content["meta"]["replayed"] is True
+        assert again.structured_content["result"]["quantity_kg"] == 300
+        assert shop.inserts == 2 and shop.count_orders() == 2
+
+
+async def test_with_no_conversation_the_reissued_confirmed_second_is_not_placed_again(tmp_path: Path) -> None:
+    """No conversation: the identical order is asked about (`REPEAT_WITHOUT_CONVERSATION`); after the cut,
+    the re-issued confirmation finds the second placed and, with no conversation to tell a resend from
+    another caller, says so (a question naming it) rather than replaying or placing a third."""
+    async with desk(tmp_path) as (url, shop):
+        again = await ask_confirm_and_lose_the_reply(url, shop, mcp_meta(None, principal=BUYER), ORDER)
+        assert again.structured_content is not None, again
+        assert again.structured_content["error"]["code"] == "REPEAT_WITHOUT_CONVERSATION"
+        assert shop.inserts == 2 and shop.count_orders() == 2
+
+
+async def test_declining_the_second_keeps_the_envelope_and_books_nothing(tmp_path: Path) -> None:
+    meta = mcp_meta(None, principal=BUYER)
+    async with desk(tmp_path) as (url, shop), Client(url, read_timeout_seconds=60,
+                                                     elicitation_callback=answering(False)) as client:
+        await client.call_tool("place_order", ORDER, meta=meta)  # type: ignore[arg-type]
+        again = await client.call_tool("place_order", ORDER, meta=meta)  # type: ignore[arg-type]
+        assert again.is_error and again.structured_content is not None
+        assert again.structured_content["error"]["code"] == "REPEAT_WITHOUT_CONVERSATION"
         assert shop.inserts == 1 and shop.count_orders() == 1

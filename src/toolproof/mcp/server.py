@@ -29,6 +29,7 @@ from ..contract.context import CallContext
 from ..contract.envelope import Envelope, Meta, envelope_schema
 from ..contract.errors import PermissionDenied, UnknownTool
 from ..pipeline.runner import Runner
+from .repeat import answered_occurrence, input_required
 
 if TYPE_CHECKING:
     from .auth import HttpAuth, IdentityBinding
@@ -260,7 +261,7 @@ def create_server(
 
     async def on_call_tool(
         ctx: ServerRequestContext[Any, Any], params: types.CallToolRequestParams
-    ) -> types.CallToolResult:
+    ) -> types.CallToolResult | types.InputRequiredResult:
         if params.name not in runner.toolset:
             raise MCPError(
                 code=types.INVALID_PARAMS,
@@ -275,12 +276,16 @@ def create_server(
                 context = identity.bind(context, ctx.request)
             except PermissionDenied as exc:
                 return tool_result(Envelope.failure(exc, Meta(params.name, f"refused-{uuid.uuid4().hex[:16]}")))
+        confirmed = answered_occurrence(params)
+        if confirmed is not None:  # a person said "a second one" to the question below: that occurrence
+            context = context.with_updates(occurrence=confirmed)
         arguments = params.arguments if params.arguments is not None else {}
         try:
             envelope = await runner.call(params.name, arguments, context=context)
         except UnknownTool as exc:  # pragma: no cover - checked above; kept for toolsets that change
             raise MCPError(code=types.INVALID_PARAMS, message=f"Unknown tool: {exc.name}") from None
-        return tool_result(envelope)
+        asked = None if params.input_responses else input_required(envelope, params.name, context, ctx)
+        return asked or tool_result(envelope)
 
     server: Server[Any] = Server(
         name,
