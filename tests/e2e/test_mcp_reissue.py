@@ -20,12 +20,14 @@ from urllib.parse import urlsplit, urlunsplit
 import mcp_types as types
 import pytest
 from mcp.client.client import Client
+from mcp.client.streamable_http import streamable_http_client
+from mcp.shared._httpx_utils import create_mcp_http_client
 
 from tests.integrations.conftest import BUYER, ORDER, FaultyShop
 from tests.mcp_servers.harness import http_server
 from toolproof.integrations.meta import mcp_meta
 from toolproof.mcp.repeat import ENVELOPE_META
-from toolproof.mcp.server import OPERATIONS_EXTENSION
+from toolproof.mcp.server import CONVERSATION_HEADER, OPERATIONS_EXTENSION
 
 pytestmark = [pytest.mark.e2e, pytest.mark.timeout(120)]
 TARGET = "tests.integrations.faulty_desk:toolset"
@@ -245,3 +247,22 @@ async def test_declining_the_second_keeps_the_envelope_and_books_nothing(tmp_pat
         assert again.is_error and again.structured_content is not None
         assert again.structured_content["error"]["code"] == "REPEAT_WITHOUT_CONVERSATION"
         assert shop.inserts == 1 and shop.count_orders() == 1
+
+
+async def test_a_client_that_cannot_send_meta_names_the_conversation_in_a_header(tmp_path: Path) -> None:
+    """`Toolproof-Conversation-Id`, set once on the client's HTTP connection (what langchain-mcp-adapters'
+    `headers=` can do; its tools cannot set `_meta`): the resend replays, another conversation books."""
+    async def book(conversation: str) -> dict[str, Any]:
+        transport = streamable_http_client(url, http_client=create_mcp_http_client(
+            headers={CONVERSATION_HEADER: conversation}))
+        async with Client(transport, read_timeout_seconds=60) as client:
+            result = await client.call_tool("place_order", ORDER, meta=mcp_meta(None, principal=BUYER))  # type: ignore[arg-type]
+        assert isinstance(result.structured_content, dict)
+        return result.structured_content
+
+    async with desk(tmp_path) as (url, shop):
+        first, again = await book("chat-6"), await book("chat-6")
+        assert first["ok"] is True and again["meta"]["replayed"] is True, again
+        assert shop.count_orders() == 1
+        assert (await book("chat-7"))["result"]["note"] == "New order placed"
+        assert shop.inserts == 2 and shop.count_orders() == 2

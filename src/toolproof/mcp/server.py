@@ -40,6 +40,10 @@ META_PRINCIPAL: Final = "dev.toolproof/principal"
 META_RUN_ID: Final = "dev.toolproof/run_id"
 META_OCCURRENCE: Final = "dev.toolproof/occurrence"
 
+#: The HTTP header that names the conversation for clients that cannot send `_meta` (langchain-mcp-adapters):
+#: set once per client connection (`headers=`), read when a request's `_meta` names no conversation.
+CONVERSATION_HEADER: Final = "toolproof-conversation-id"
+
 DEFAULT_SERVER_NAME: Final = "toolproof"
 
 #: toolproof's MCP extension (2026-07-28 `capabilities.extensions`): operation identity and replay. Its
@@ -58,6 +62,7 @@ def operations_extension(runner: Runner) -> dict[str, Any]:
         "version": OPERATIONS_EXTENSION_VERSION,
         "meta": {"conversation": META_CONVERSATION_ID, "principal": META_PRINCIPAL, "run": META_RUN_ID,
                  "occurrence": META_OCCURRENCE},
+        "headers": {"conversation": CONVERSATION_HEADER},
         "journaledTools": sorted(t.name for t in runner.toolset if t.effect == "write"),
         "requestIdInKey": False,
         "unknownConversation": runner.journal.unknown_conversation,
@@ -182,7 +187,9 @@ def call_context(
     """The `CallContext` for one request: ids from the request's `_meta`, never from the arguments.
 
     Keys: `dev.toolproof/conversation_id`, `dev.toolproof/principal`, `dev.toolproof/run_id`,
-    `dev.toolproof/occurrence`. Without a conversation id the conversation is unknown (None): a session or a
+    `dev.toolproof/occurrence`; over HTTP the `Toolproof-Conversation-Id` header names the conversation when
+    `_meta` does not (for clients that cannot send `_meta`; with authentication it is bound to the verified
+    principal like any conversation). Without a conversation id the conversation is unknown (None): a session or a
     process is not a conversation (a client may open one per call, or serve many conversations through one).
     The transport's id goes to `session_id` (the loop guard's scope): `transport_session` (stdio serves one
     client per process), else the HTTP `mcp-session-id` header, else the SDK's client connection.
@@ -191,7 +198,7 @@ def call_context(
     occurrence = meta.get(META_OCCURRENCE)
     request_id = ctx.request_id
     return CallContext(
-        conversation_id=_text(meta.get(META_CONVERSATION_ID)),
+        conversation_id=_text(meta.get(META_CONVERSATION_ID)) or _header(ctx, CONVERSATION_HEADER),
         principal=_text(meta.get(META_PRINCIPAL)),
         run_id=_text(meta.get(META_RUN_ID)),
         occurrence=occurrence if isinstance(occurrence, int) and not isinstance(occurrence, bool) else 0,
@@ -212,14 +219,20 @@ def _text(value: Any) -> str | None:
 
 
 def _http_session_id(ctx: ServerRequestContext[Any, Any]) -> str | None:
+    value = _header(ctx, "mcp-session-id")
+    return f"mcp-{value}" if value else None
+
+
+def _header(ctx: ServerRequestContext[Any, Any], name: str) -> str | None:
+    """A non-empty HTTP request header (None over stdio, where a request has no headers)."""
     headers = getattr(ctx.request, "headers", None)
     if headers is None:
         return None
     try:
-        value = headers.get("mcp-session-id")
+        value = headers.get(name)
     except (AttributeError, TypeError):
         return None
-    return f"mcp-{value}" if isinstance(value, str) and value else None
+    return value.strip() if isinstance(value, str) and value.strip() else None
 
 
 def create_server(
