@@ -43,6 +43,8 @@ META_OCCURRENCE: Final = "dev.toolproof/occurrence"
 #: The HTTP header that names the conversation for clients that cannot send `_meta` (langchain-mcp-adapters):
 #: set once per client connection (`headers=`), read when a request's `_meta` names no conversation.
 CONVERSATION_HEADER: Final = "toolproof-conversation-id"
+#: Its twin for the principal (under authentication the verified token decides, as for `_meta`).
+PRINCIPAL_HEADER: Final = "toolproof-principal"
 
 DEFAULT_SERVER_NAME: Final = "toolproof"
 
@@ -62,7 +64,7 @@ def operations_extension(runner: Runner) -> dict[str, Any]:
         "version": OPERATIONS_EXTENSION_VERSION,
         "meta": {"conversation": META_CONVERSATION_ID, "principal": META_PRINCIPAL, "run": META_RUN_ID,
                  "occurrence": META_OCCURRENCE},
-        "headers": {"conversation": CONVERSATION_HEADER},
+        "headers": {"conversation": CONVERSATION_HEADER, "principal": PRINCIPAL_HEADER},
         "journaledTools": sorted(t.name for t in runner.toolset if t.effect == "write"),
         "requestIdInKey": False,
         "unknownConversation": runner.journal.unknown_conversation,
@@ -187,10 +189,11 @@ def call_context(
     """The `CallContext` for one request: ids from the request's `_meta`, never from the arguments.
 
     Keys: `dev.toolproof/conversation_id`, `dev.toolproof/principal`, `dev.toolproof/run_id`,
-    `dev.toolproof/occurrence`; over HTTP the `Toolproof-Conversation-Id` header names the conversation when
-    `_meta` does not (for clients that cannot send `_meta`; with authentication it is bound to the verified
-    principal like any conversation). Without a conversation id the conversation is unknown (None): a session or a
-    process is not a conversation (a client may open one per call, or serve many conversations through one).
+    `dev.toolproof/occurrence`; over HTTP the `Toolproof-Conversation-Id` and `Toolproof-Principal` headers
+    name them when `_meta` does not (for clients that cannot send `_meta`; with authentication the verified
+    token decides the principal and owns the conversation, as for `_meta`). Without a conversation id the
+    conversation is unknown (None): a session or a process is not a conversation (a client may open one per
+    call, or serve many conversations through one).
     The transport's id goes to `session_id` (the loop guard's scope): `transport_session` (stdio serves one
     client per process), else the HTTP `mcp-session-id` header, else the SDK's client connection.
     """
@@ -199,7 +202,7 @@ def call_context(
     request_id = ctx.request_id
     return CallContext(
         conversation_id=_text(meta.get(META_CONVERSATION_ID)) or _header(ctx, CONVERSATION_HEADER),
-        principal=_text(meta.get(META_PRINCIPAL)),
+        principal=_text(meta.get(META_PRINCIPAL)) or _header(ctx, PRINCIPAL_HEADER),
         run_id=_text(meta.get(META_RUN_ID)),
         occurrence=occurrence if isinstance(occurrence, int) and not isinstance(occurrence, bool) else 0,
         metadata={"mcp_request_id": request_id} if request_id is not None else {},
