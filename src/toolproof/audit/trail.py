@@ -45,6 +45,8 @@ Hook: TypeAlias = Callable[[AuditRecord | StopRecord], None]
 
 #: Audit records held while the store is away, at most (about 1 KB each): past it the oldest are dropped.
 DEFAULT_MAX_UNWRITTEN: Final = 100_000
+#: How often the audit writer repeats that the store is away, while the cause stays the same (seconds).
+OUTAGE_LOG_EVERY_S: Final = 60.0
 
 
 # --- records --------------------------------------------------------------------------------------------
@@ -281,6 +283,8 @@ class AuditWriter:
         self.written = 0
         self.failed_batches = 0
         self.dropped = 0  # records the store refused (each alone), or past `max_unwritten` while it was away
+        self._outage: str | None = None  # why the store is away now, as last logged
+        self._outage_logged_at = 0.0
         # A store in this process's memory takes each entry as it comes and builds its record when read: no
         # thread, no batch (hooks and DEBUG logging see built records, so they keep the writer thread).
         sink = None if hooks or not persist or log.isEnabledFor(logging.DEBUG) else store.audit_sink(build_audit)
@@ -348,11 +352,9 @@ class AuditWriter:
         refused record stands alone; that one is dropped and the rest flows."""
         try:
             self.store.append_audit(records)
-            return records, []
         except Exception as exc:
             if self.store.unreachable(exc):
-                log.warning("could not write %d audit records to %s: %s", len(records),
-                            shown_url(self.store.url), redact_text(f"{type(exc).__name__}: {exc}"))
+                self._store_away(len(records), redact_text(f"{type(exc).__name__}: {exc}"))
                 return [], records
             if len(records) == 1:
                 self.dropped += 1
@@ -360,12 +362,29 @@ class AuditWriter:
                           records[0].call_id, records[0].tool, shown_url(self.store.url),
                           redact_text(f"{type(exc).__name__}: {exc}"))
                 return [], []
+        else:
+            self._store_back()
+            return records, []
         half = len(records) // 2
         written, later = self._write(records[:half])
         if later:
             return written, later + records[half:]
         more, later = self._write(records[half:])
         return written + more, later
+
+    def _store_away(self, count: int, why: str) -> None:
+        """Say once why the store cannot take records (then again when the reason changes, or each
+        `OUTAGE_LOG_EVERY_S`), not on every flush: a flush every 0.25 s must not bury the cause in repeats."""
+        now = time.monotonic()
+        if why != self._outage or now - self._outage_logged_at >= OUTAGE_LOG_EVERY_S:
+            log.warning("could not write %d audit records to %s: %s (they wait; said again if the cause changes or "
+                        "it lasts another %.0f s)", count, shown_url(self.store.url), why, OUTAGE_LOG_EVERY_S)
+            self._outage, self._outage_logged_at = why, now
+
+    def _store_back(self) -> None:
+        if self._outage is not None:
+            log.warning("audit records are written to %s again", shown_url(self.store.url))
+            self._outage = None
 
     def _keep(self, records: list[AuditRecord], where: str) -> None:
         """Hold records the store could not take now, for the next flush (bounded; nothing after close)."""

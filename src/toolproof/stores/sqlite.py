@@ -93,7 +93,7 @@ class SqliteStore(SqlStore):
                 migrate(db.execute, real="REAL", serial="INTEGER PRIMARY KEY AUTOINCREMENT", mark="?")
                 db.execute("COMMIT")
             except BaseException:
-                db.execute("ROLLBACK")
+                _rollback(db)
                 raise
 
     def schema_version(self) -> int:
@@ -151,13 +151,21 @@ class SqliteStore(SqlStore):
                 self._db.executemany(sql, [storable_params(row) for row in rows])
                 self._db.execute("COMMIT")
             except BaseException:
-                self._db.execute("ROLLBACK")
+                _rollback(self._db)
                 raise
 
     def close(self) -> None:
         with self._lock:
             self.closed = True
             self._db.close()
+
+
+def _rollback(db: sqlite3.Connection) -> None:
+    """Roll back what is still open. SQLite itself ends the transaction on some errors (`SQLITE_FULL`: a full
+    disk); a ROLLBACK then raises "cannot rollback - no transaction is active", which would replace the error
+    that says what happened."""
+    if db.in_transaction:
+        db.execute("ROLLBACK")
 
 
 def _file_id(path: str) -> tuple[int, int] | None:
