@@ -30,7 +30,7 @@ def test_a_full_disk_is_named_once_not_hidden_by_a_rollback_error(tmp_path: Path
     store._db.execute(f"PRAGMA max_page_count = {pages + 2}")  # the file cannot grow past two more pages
     runner = Runner(Toolset([echo]), store=store)
     with caplog.at_level(logging.WARNING, logger="toolproof"):
-        for round_ in range(20):  # twenty flushes while the file is full
+        for _round in range(20):  # twenty flushes while the file is full
             for _ in range(20):
                 assert runner.call_sync("echo", {"text": "x" * 2000}).ok
             runner.flush()
