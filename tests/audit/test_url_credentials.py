@@ -52,9 +52,10 @@ def kept(store: SqliteStore) -> str:
 def test_url_passwords_in_arguments_never_land_in_clear(tmp_path: Path, url: str) -> None:
     store = SqliteStore(str(tmp_path / "tp.sqlite3"))
     runner = Runner(Toolset([register_source, ping]), store=store)
-    first = runner.call_sync("register_source", {"source_url": url, "mirrors": [url]}, context=CallContext(conversation_id="c1"))
+    args, c1 = {"source_url": url, "mirrors": [url]}, CallContext(conversation_id="c1")
+    first = runner.call_sync("register_source", args, context=c1)
     assert first.ok and first.result["registered"] == url  # the tool and the model see the value as sent
-    again = runner.call_sync("register_source", {"source_url": url, "mirrors": [url]}, context=CallContext(conversation_id="c1"))
+    again = runner.call_sync("register_source", args, context=c1)
     assert again.meta.replayed is True
     assert runner.call_sync("ping", {"target": url}).ok
     assert not runner.call_sync("register_source", {"source_url": url, "mirrors": ["crash"]},
