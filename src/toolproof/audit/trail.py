@@ -27,7 +27,7 @@ from ..contract.envelope import Envelope, ErrorInfo
 from ..contract.errors import ToolError
 from ..contract.redaction import redact_arguments, redact_raw, redact_text, secrets_in
 from ..stores.base import Store, shown_url
-from ..stores.records import AuditRecord, EffectStatus, StopRecord, ValidationOutcome
+from ..stores.records import AuditRecord, EffectStatus, StopRecord, ValidationOutcome, audit_bytes
 
 if TYPE_CHECKING:
     from ..contract.tool import Tool
@@ -45,6 +45,8 @@ Hook: TypeAlias = Callable[[AuditRecord | StopRecord], None]
 
 #: Audit records held while the store is away, at most (about 1 KB each): past it the oldest are dropped.
 DEFAULT_MAX_UNWRITTEN: Final = 100_000
+#: Bytes of audit records held while the store is away, at most (`records.audit_bytes`): past it the oldest go.
+DEFAULT_MAX_UNWRITTEN_BYTES: Final = 64 * 1024 * 1024
 #: How often the audit writer repeats that the store is away, while the cause stays the same (seconds).
 OUTAGE_LOG_EVERY_S: Final = 60.0
 
@@ -253,8 +255,9 @@ class AuditWriter:
 
     `persist=False` keeps the hooks and logging but writes nothing to the store. A record the store refuses
     (a value it cannot hold) is found by halving the batch, logged, counted in `dropped` and dropped; the
-    rest is written. While the store is away the records wait, at most `max_unwritten` of them (the oldest
-    are dropped, counted and logged past that); at `close()` what still cannot be written is logged as lost.
+    rest is written. While the store is away the records wait, at most `max_unwritten` of them and
+    `max_unwritten_bytes` (the oldest are dropped, counted and logged past that); at `close()` what still
+    cannot be written is logged as lost.
     """
 
     def __init__(
@@ -266,6 +269,7 @@ class AuditWriter:
         hooks: Sequence[Hook] = (),
         persist: bool = True,
         max_unwritten: int = DEFAULT_MAX_UNWRITTEN,
+        max_unwritten_bytes: int = DEFAULT_MAX_UNWRITTEN_BYTES,
     ) -> None:
         self.store = store
         self.batch_size = batch_size
@@ -273,8 +277,11 @@ class AuditWriter:
         self.hooks = tuple(hooks)
         self.persist = persist
         self.max_unwritten = max_unwritten
+        self.max_unwritten_bytes = max_unwritten_bytes
         self._pending: deque[tuple[Any, ...]] = deque()
         self._unwritten: deque[AuditRecord] = deque()  # built, not yet written: the store was away
+        self._unwritten_sizes: deque[int] = deque()
+        self._unwritten_bytes = 0
         self._wake = threading.Event()
         self._woken = False  # the wake-up for a full batch was sent and the writer has not taken it yet
         self._write_lock = threading.Lock()
@@ -326,6 +333,8 @@ class AuditWriter:
         with self._write_lock:
             pending, records = self._pending, list(self._unwritten)
             self._unwritten.clear()
+            self._unwritten_sizes.clear()
+            self._unwritten_bytes = 0
             while pending:
                 try:
                     records.append(build_audit(pending.popleft()))
@@ -392,14 +401,20 @@ class AuditWriter:
             self.dropped += len(records)
             log.error("%d audit records not written: %s is unreachable at close", len(records), where)
             return
-        self._unwritten.extend(records)
-        excess = len(self._unwritten) - self.max_unwritten
+        for record in records:
+            size = audit_bytes(record.arguments, record.exception_message, record.traceback)
+            self._unwritten.append(record)
+            self._unwritten_sizes.append(size)
+            self._unwritten_bytes += size
+        excess = 0
+        while len(self._unwritten) > self.max_unwritten or self._unwritten_bytes > self.max_unwritten_bytes:
+            self._unwritten.popleft()
+            self._unwritten_bytes -= self._unwritten_sizes.popleft()
+            excess += 1
         if excess > 0:
-            for _ in range(excess):
-                self._unwritten.popleft()
             self.dropped += excess
-            log.error("dropped the %d oldest audit records: %s has been unreachable for %d of them",
-                      excess, where, self.max_unwritten)
+            log.error("dropped the %d oldest audit records: %s has been unreachable for %d of them (%d MiB)",
+                      excess, where, len(self._unwritten) + excess, self._unwritten_bytes // (1024 * 1024))
 
     def _emit(self, records: Iterable[AuditRecord]) -> None:
         debug = log.isEnabledFor(logging.DEBUG)
