@@ -25,13 +25,16 @@ from .approval import ApprovalRequest, ApprovalStatus
 from .base import FinishStatus, Store
 from .intent import Intent, IntentStatus
 from .pins import Pin
-from .records import AuditRecord, EffectStatus, StopRecord, approx_bytes, audit_bytes
+from .records import AUDIT_ROW_BYTES, AuditRecord, EffectStatus, StopRecord, approx_bytes, audit_bytes
 
 log = logging.getLogger("toolproof")
 
 #: Bytes counted for a row's fixed fields (ids, times, statuses) on top of its JSON text.
 _ROW_BYTES: Final = 512
 _MIB: Final = 1024 * 1024
+# An audit entry's fixed part and each argument's key and value objects, as `records.audit_bytes` counts them.
+_PLAIN_ENTRY: Final = AUDIT_ROW_BYTES + 240
+_PLAIN_ITEM: Final = 56 + 16 + 56
 
 
 class _Fifo:
@@ -125,20 +128,33 @@ class MemoryStore(Store):
             self._audit.append(item)
             self._audit_sizes.append(size)
             self._audit_bytes += size
-            while len(self._audit) > self.max_audit or (self._audit_bytes > self.max_audit_bytes
-                                                         and len(self._audit) > 1):
-                self._audit.popleft()
-                self._audit_bytes -= self._audit_sizes.popleft()
+            self._trim_audit()
 
     def _sink(self, entry: tuple[Any, ...]) -> None:
         """The hot path's audit entry, kept with its size: its arguments, the value an invalid call sent (in
-        the error) and the tool's exception text."""
-        error, failure = entry[12], entry[13]
-        received = getattr(error, "received", None) if error is not None else None
-        size = audit_bytes(entry[7], *(failure[1:] if failure is not None else ()))
-        if received is not None:
-            size += approx_bytes(received)
-        self._keep_audit(entry, size)
+        the error) and the tool's exception text. A success with plain arguments is sized inline (this runs on
+        every call); anything else by `audit_bytes`."""
+        args, error, failure = entry[7], entry[12], entry[13]
+        size = _PLAIN_ENTRY
+        if type(args) is dict and error is None:
+            for value in args.values():
+                size += _PLAIN_ITEM + len(value) if type(value) is str else _PLAIN_ITEM + approx_bytes(value, 1)
+        else:
+            size = audit_bytes(args, *(failure[1:] if failure is not None else ()))
+            received = getattr(error, "received", None) if error is not None else None
+            if received is not None:
+                size += approx_bytes(received)
+        with self._audit_lock:
+            self._audit.append(entry)
+            self._audit_sizes.append(size)
+            self._audit_bytes += size
+            if self._audit_bytes > self.max_audit_bytes or len(self._audit) > self.max_audit:
+                self._trim_audit()
+
+    def _trim_audit(self) -> None:
+        while len(self._audit) > self.max_audit or (self._audit_bytes > self.max_audit_bytes and len(self._audit) > 1):
+            self._audit.popleft()
+            self._audit_bytes -= self._audit_sizes.popleft()
 
     def audit_sink(self, build: Callable[[Any], AuditRecord]) -> Callable[[Any], None] | None:
         """Entries go straight into the bounded deque (an append and its size, no thread), built when read; a
