@@ -361,7 +361,7 @@ async def serve_http(
     """
     import uvicorn
 
-    from .auth import IdentityBinding, check_bind, transport_security
+    from .auth import HostCheck, IdentityBinding, check_bind, host_names, transport_security
 
     check_bind(host, auth)
     identity = IdentityBinding(auth.max_conversations) if auth is not None else None
@@ -374,6 +374,7 @@ async def serve_http(
         token_verifier=auth.verifier if auth is not None else None,
     )
     app.router.routes.extend(routes)
+    app.add_middleware(HostCheck, names=host_names(host, allowed_hosts), path=path)
     sock = bind_socket(host, port)
     bound_port = sock.getsockname()[1]
     shown_host = f"[{host}]" if ":" in host else host
