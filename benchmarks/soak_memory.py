@@ -2,7 +2,8 @@
 journal, retry, breakers), printing the process's RSS at 0, 50k, 100k, 150k and 200k calls and the bound.
 
     python benchmarks/soak_memory.py                  # 200,000 calls
-    python benchmarks/soak_memory.py --calls 40000    # shorter (the e2e test runs the full count)
+    python benchmarks/soak_memory.py --calls 40000    # shorter
+    python benchmarks/soak_memory.py --calls 6000 --note-chars 90000   # big arguments: the byte bounds hold
 
 The mix, per 20 calls: 11 reads, 6 writes (each with new arguments, so each is journaled and settled: the
 store's finished intents fill to their bound), 1 write repeat (replayed from the journal), 1 call with an
@@ -79,23 +80,25 @@ def toolset() -> toolproof.Toolset:
     return toolproof.Toolset([get_stock, place_order, flaky_report])
 
 
-def call(runner: toolproof.Runner, i: int) -> toolproof.Envelope:
+def call(runner: toolproof.Runner, i: int, note: str = NOTE) -> toolproof.Envelope:
     conversation = f"c{i // 20 % CONVERSATIONS}"  # 20 calls in a row per conversation, then the next one
     ctx = toolproof.CallContext(conversation_id=conversation, run_id=conversation, principal="soak")
     slot = i % 20
+    # A fresh string per call (as a server decoding each request has): a shared one would cost its bytes once.
+    note = f"{i}{note}"
     if slot < 11:
-        return runner.call_sync("get_stock", {"crop": f"crop{i % 97}", "note": NOTE}, context=ctx)
+        return runner.call_sync("get_stock", {"crop": f"crop{i % 97}", "note": note}, context=ctx)
     if slot < 17:
-        return runner.call_sync("place_order", {"crop": f"crop{i % 97}", "quantity_kg": i, "note": NOTE}, context=ctx)
+        return runner.call_sync("place_order", {"crop": f"crop{i % 97}", "quantity_kg": i, "note": note}, context=ctx)
     if slot == 17:  # the write of slot 16 (same conversation), sent again: replayed
-        return runner.call_sync("place_order", {"crop": f"crop{(i - 1) % 97}", "quantity_kg": i - 1, "note": NOTE},
-                                context=ctx)
+        return runner.call_sync("place_order", {"crop": f"crop{(i - 1) % 97}", "quantity_kg": i - 1,
+                                                "note": f"{i - 1}{note[len(str(i)):]}"}, context=ctx)
     if slot == 18:
-        return runner.call_sync("place_order", {"crop": "onion", "quantity_kg": "lots", "note": NOTE}, context=ctx)
+        return runner.call_sync("place_order", {"crop": "onion", "quantity_kg": "lots", "note": note}, context=ctx)
     return runner.call_sync("flaky_report", {"day": i}, context=ctx)
 
 
-def soak(calls: int, every: int) -> dict[str, Any]:
+def soak(calls: int, every: int, note: str = NOTE) -> dict[str, Any]:
     # Every failing call logs a warning (and its traceback): kept, but not printed 20,000 times.
     logging.getLogger("toolproof").addHandler(logging.NullHandler())
     logging.getLogger("toolproof").propagate = False
@@ -105,7 +108,7 @@ def soak(calls: int, every: int) -> dict[str, Any]:
     outcomes: dict[str, int] = {}
     started = time.perf_counter()
     for i in range(1, calls + 1):
-        envelope = call(runner, i)
+        envelope = call(runner, i, note)
         kind = "replayed" if envelope.meta.replayed else "ok" if envelope.ok else str(envelope.error.error_class)  # type: ignore[union-attr]
         outcomes[kind] = outcomes.get(kind, 0) + 1
         if i % every == 0 or i == calls:
@@ -125,9 +128,11 @@ def soak(calls: int, every: int) -> dict[str, Any]:
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
     parser.add_argument("--calls", type=int, default=200_000)
+    parser.add_argument("--note-chars", type=int, default=len(NOTE),
+                        help="characters of the free-text argument of every call (default 200)")
     parser.add_argument("--json", action="store_true", help="print the summary as one JSON line at the end")
     args = parser.parse_args()
-    summary = soak(args.calls, max(args.calls // 4, 1))
+    summary = soak(args.calls, max(args.calls // 4, 1), "x" * args.note_chars)
     final = summary["points"][-1]["rss_mb"]
     print(f"bound {RSS_BOUND_MB} MiB; end {final} MiB; held {summary['held']}; outcomes {summary['outcomes']}; "
           f"{summary['calls_per_s']:,} calls/s")

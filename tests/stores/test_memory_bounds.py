@@ -106,3 +106,24 @@ def test_the_count_bound_drops_resolved_stops_before_open_ones() -> None:
 def test_the_bounds_are_checked() -> None:
     with pytest.raises(ValueError):
         MemoryStore(max_intents=0)
+
+
+def test_audit_records_are_bounded_by_bytes_as_well_as_by_count() -> None:
+    def lookup(args: dict[str, Any], ctx: CallContext) -> dict[str, int]:
+        return {"n": args["n"]}
+
+    schema = {"type": "object", "properties": {"n": {"type": "integer"}, "note": {"type": "string"}},
+              "required": ["n"], "additionalProperties": False}
+    tool = Tool.from_schema("lookup", "Look up.", schema, lookup, effect="read")
+    store = MemoryStore(max_audit_bytes=8 * MB)  # the count bound (100,000) is far away
+    runner = Runner(Toolset([tool]), store=store)
+
+    def run() -> None:
+        for i in range(400):  # 36 MB of arguments, each call's own string
+            assert runner.call_sync("lookup", {"n": i, "note": f"{i}" + "x" * 90_000}).ok
+
+    grown = growth(run)
+    kept = store.list_audit(limit=1000)
+    assert 50 < len(kept) < 100 and kept[0].arguments["n"] == 399  # the newest kept, the oldest dropped
+    assert grown < 14 * MB, grown / MB
+    runner.close()

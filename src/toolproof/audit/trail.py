@@ -26,7 +26,7 @@ from ..contract.envelope import Envelope, ErrorInfo
 from ..contract.errors import EffectFact, ToolError, effect_fact
 from ..contract.redaction import redact_arguments, redact_raw, redact_text, secrets_in
 from ..stores.base import Store, shown_url
-from ..stores.records import AuditRecord, EffectStatus, StopRecord, ValidationOutcome
+from ..stores.records import AuditRecord, EffectStatus, StopRecord, ValidationOutcome, audit_bytes
 
 if TYPE_CHECKING:
     from ..contract.tool import Tool
@@ -50,6 +50,10 @@ Hook: TypeAlias = Callable[[AuditRecord | StopRecord], None]
 
 #: Audit records held while the store is away, at most (about 1 KB each): past it the oldest are dropped.
 DEFAULT_MAX_UNWRITTEN: Final = 100_000
+#: Bytes of audit records held while the store is away, at most (`records.audit_bytes`): past it the oldest go.
+DEFAULT_MAX_UNWRITTEN_BYTES: Final = 64 * 1024 * 1024
+#: How often the audit writer repeats that the store is away, while the cause stays the same (seconds).
+OUTAGE_LOG_EVERY_S: Final = 60.0
 
 
 # --- records --------------------------------------------------------------------------------------------
@@ -224,8 +228,9 @@ class AuditWriter:
 
     `persist=False` keeps the hooks and logging but writes nothing to the store. A record the store refuses
     (a value it cannot hold) is found by halving the batch, logged, counted in `dropped` and dropped; the
-    rest is written. While the store is away the records wait, at most `max_unwritten` of them (the oldest
-    are dropped, counted and logged past that); at `close()` what still cannot be written is logged as lost.
+    rest is written. While the store is away the records wait, at most `max_unwritten` of them and
+    `max_unwritten_bytes` (the oldest are dropped, counted and logged past that); at `close()` what still
+    cannot be written is logged as lost.
     """
 
     def __init__(
@@ -237,6 +242,7 @@ class AuditWriter:
         hooks: Sequence[Hook] = (),
         persist: bool = True,
         max_unwritten: int = DEFAULT_MAX_UNWRITTEN,
+        max_unwritten_bytes: int = DEFAULT_MAX_UNWRITTEN_BYTES,
     ) -> None:
         self.store = store
         self.batch_size = batch_size
@@ -244,8 +250,11 @@ class AuditWriter:
         self.hooks = tuple(hooks)
         self.persist = persist
         self.max_unwritten = max_unwritten
+        self.max_unwritten_bytes = max_unwritten_bytes
         self._pending: deque[tuple[Any, ...]] = deque()
         self._unwritten: deque[AuditRecord] = deque()  # built, not yet written: the store was away
+        self._unwritten_sizes: deque[int] = deque()
+        self._unwritten_bytes = 0
         self._wake = threading.Event()
         self._woken = False  # the wake-up for a full batch was sent and the writer has not taken it yet
         self._write_lock = threading.Lock()
@@ -254,6 +263,8 @@ class AuditWriter:
         self.written = 0
         self.failed_batches = 0
         self.dropped = 0  # records the store refused (each alone), or past `max_unwritten` while it was away
+        self._outage: str | None = None  # why the store is away now, as last logged
+        self._outage_logged_at = 0.0
         # A store in this process's memory takes each entry as it comes and builds its record when read: no
         # thread, no batch (hooks and DEBUG logging see built records, so they keep the writer thread).
         sink = None if hooks or not persist or log.isEnabledFor(logging.DEBUG) else store.audit_sink(build_audit)
@@ -295,6 +306,8 @@ class AuditWriter:
         with self._write_lock:
             pending, records = self._pending, list(self._unwritten)
             self._unwritten.clear()
+            self._unwritten_sizes.clear()
+            self._unwritten_bytes = 0
             while pending:
                 try:
                     records.append(build_audit(pending.popleft()))
@@ -321,11 +334,9 @@ class AuditWriter:
         refused record stands alone; that one is dropped and the rest flows."""
         try:
             self.store.append_audit(records)
-            return records, []
         except Exception as exc:
             if self.store.unreachable(exc):
-                log.warning("could not write %d audit records to %s: %s", len(records),
-                            shown_url(self.store.url), redact_text(f"{type(exc).__name__}: {exc}"))
+                self._store_away(len(records), redact_text(f"{type(exc).__name__}: {exc}"))
                 return [], records
             if len(records) == 1:
                 self.dropped += 1
@@ -333,6 +344,9 @@ class AuditWriter:
                           records[0].call_id, records[0].tool, shown_url(self.store.url),
                           redact_text(f"{type(exc).__name__}: {exc}"))
                 return [], []
+        else:
+            self._store_back()
+            return records, []
         half = len(records) // 2
         written, later = self._write(records[:half])
         if later:
@@ -340,20 +354,40 @@ class AuditWriter:
         more, later = self._write(records[half:])
         return written + more, later
 
+    def _store_away(self, count: int, why: str) -> None:
+        """Say once why the store cannot take records (then again when the reason changes, or each
+        `OUTAGE_LOG_EVERY_S`), not on every flush: a flush every 0.25 s must not bury the cause in repeats."""
+        now = time.monotonic()
+        if why != self._outage or now - self._outage_logged_at >= OUTAGE_LOG_EVERY_S:
+            log.warning("could not write %d audit records to %s: %s (they wait; said again if the cause changes or "
+                        "it lasts another %.0f s)", count, shown_url(self.store.url), why, OUTAGE_LOG_EVERY_S)
+            self._outage, self._outage_logged_at = why, now
+
+    def _store_back(self) -> None:
+        if self._outage is not None:
+            log.warning("audit records are written to %s again", shown_url(self.store.url))
+            self._outage = None
+
     def _keep(self, records: list[AuditRecord], where: str) -> None:
         """Hold records the store could not take now, for the next flush (bounded; nothing after close)."""
         if self._closed:
             self.dropped += len(records)
             log.error("%d audit records not written: %s is unreachable at close", len(records), where)
             return
-        self._unwritten.extend(records)
-        excess = len(self._unwritten) - self.max_unwritten
+        for record in records:
+            size = audit_bytes(record.arguments, record.exception_message, record.traceback)
+            self._unwritten.append(record)
+            self._unwritten_sizes.append(size)
+            self._unwritten_bytes += size
+        excess = 0
+        while len(self._unwritten) > self.max_unwritten or self._unwritten_bytes > self.max_unwritten_bytes:
+            self._unwritten.popleft()
+            self._unwritten_bytes -= self._unwritten_sizes.popleft()
+            excess += 1
         if excess > 0:
-            for _ in range(excess):
-                self._unwritten.popleft()
             self.dropped += excess
-            log.error("dropped the %d oldest audit records: %s has been unreachable for %d of them",
-                      excess, where, self.max_unwritten)
+            log.error("dropped the %d oldest audit records: %s has been unreachable for %d of them (%d MiB)",
+                      excess, where, len(self._unwritten) + excess, self._unwritten_bytes // (1024 * 1024))
 
     def _emit(self, records: Iterable[AuditRecord]) -> None:
         debug = log.isEnabledFor(logging.DEBUG)

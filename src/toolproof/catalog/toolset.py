@@ -70,20 +70,20 @@ class Toolset:
         return Toolset(self.get(n) for n in names)
 
     def search(
-        self, message: str, k: int = 5, *, retriever: RetrieverName = "bm25", fusion: Fusion = "weighted"
+        self, message: str, k: int = 5, *, retriever: RetrieverName = "default", fusion: Fusion = "linear"
     ) -> list[ToolHit]:
         """Up to `k` tools matching `message`, best first (`.tool`, `.score`); needs `toolproof[retrieval]`.
 
-        `retriever`: "bm25" (default), "embeddings", "hybrid" (with `fusion` "weighted", "rrf" or "scores"),
-        or "auto" (hybrid when the embeddings extra and model load, else BM25); docs/retrieval.md says why
-        BM25 stays the default. A tool that shares nothing with the message is never returned (for BM25: no
-        common term), so an unrelated or empty message gets an empty list. The index is built on the first
+        `retriever`: "default" (BM25 fused with the static model, BM25 alone when that model is missing),
+        "bm25", "static", "embeddings", "hybrid" or "auto" (see `ToolIndex`; docs/retrieval.md). A tool that
+        shares nothing with the message is never returned (no common term, no close meaning), so an
+        unrelated or empty message gets an empty list. The index is built on the first
         search and kept with this toolset (a toolset is immutable).
         """
         index = self.search_index(retriever, fusion=fusion)
         return [h.as_tool_hit() for h in index.search(message, k)]
 
-    def search_index(self, retriever: RetrieverName = "bm25", *, fusion: Fusion = "weighted") -> ToolIndex:
+    def search_index(self, retriever: RetrieverName = "default", *, fusion: Fusion = "linear") -> ToolIndex:
         """The `ToolIndex` behind `search` (built once per toolset, retriever and fusion)."""
         key = (retriever, fusion)
         index = self._indexes.get(key)

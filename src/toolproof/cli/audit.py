@@ -1,5 +1,5 @@
-"""`toolproof audit tail|show|export|fields`: the audit trail, one call's records with the tool's exception, and
-the per-field failure table for dashboards."""
+"""`toolproof audit tail|show|export|fields|verify`: the audit trail, one call's records with the tool's
+exception, the per-field failure table for dashboards, and the check of the hash chain."""
 
 from __future__ import annotations
 
@@ -13,6 +13,7 @@ import typer
 
 from ..audit.versions import failures_by_version
 from ..contract.redaction import redact
+from ..stores.chain import ChainReport
 from ..stores.records import AuditRecord
 from ._options import (
     DEFAULT_LIMIT,
@@ -173,6 +174,45 @@ def _fields_by_version(store: str | None, tool: str | None, as_json: bool) -> No
     print_table(("tool", "schema_version", "first seen", "calls", "field", "failed", "rate"), (
         (r["tool"], r["schema_version"], timestamp(r["first_seen"]), r["calls"], r["field"], r["failed"],
          f"{100 * r['rate']:.1f}%") for r in rows))
+
+
+@audit_app.command("verify")
+def verify_cmd(
+    as_json: JsonOpt = False,
+    store: StoreOpt = None,
+    anchor: Annotated[list[str] | None, typer.Option(
+        "--anchor", help="A head printed by an earlier verify (kept elsewhere): it must still be in the chain, "
+                         "or the chain was rewritten or cut (repeatable: one per chain).")] = None,
+) -> None:
+    """Check the hash chain over the audit and stop records: name the first row edited, deleted or inserted
+    after the fact, and print each chain's head to keep elsewhere. Exit 1 when a chain is broken."""
+    anchors = list(anchor or [])
+    db = open_existing(store)
+    try:
+        reports = [db.verify_chain("audit", anchors=anchors), db.verify_chain("stops", anchors=anchors)]
+    except ValueError as exc:
+        raise fail(str(exc)) from None
+    finally:
+        db.close()
+    missing = [a for a in anchors if not any(a in r.anchors_found for r in reports)]
+    if as_json:
+        print_json_lines({**dataclasses.asdict(r), "ok": r.ok} for r in reports)
+    else:
+        for r in reports:
+            say(_verdict(r))
+    for a in missing:
+        say(f"anchor {a}: NOT FOUND in either chain up to where it holds: rewritten or cut after it was taken")
+    if missing or not all(r.ok for r in reports):
+        raise typer.Exit(1)
+
+
+def _verdict(r: ChainReport) -> str:
+    """One line per chain: intact (and its head), or the first broken link and why."""
+    before = f" ({r.unchained} written before the chain, not covered)" if r.unchained else ""
+    if r.broken_at is not None:
+        return f"{r.kind}: BROKEN at row {r.broken_at}: {r.why}; {r.rows} rows read{before}"
+    head = f"head {r.head} (row {r.head_id})" if r.head else "no chained rows yet"
+    return f"{r.kind}: intact, {r.rows} rows{before}; {head}"
 
 
 def register(app: typer.Typer) -> None:

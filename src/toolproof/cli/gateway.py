@@ -248,6 +248,9 @@ def print_treatments(gw: Gateway, *, stderr: bool) -> None:
     note = stale_note(rows)
     if note:
         say(note, stderr=stderr)
+    for row in rows:
+        if row.neutralised:
+            say(f"neutralised: {row.tool} (untrusted {row.upstream}): {'; '.join(row.neutralised)}", stderr=stderr)
 
 
 def stale_note(rows: Sequence[Treatment]) -> str | None:

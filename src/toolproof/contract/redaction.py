@@ -98,7 +98,7 @@ class _Walk:
         if kind is dict:
             return self.mapping(value, paths, depth)
         if isinstance(value, str):
-            return storable(value)
+            return _url_credentials_out(storable(value))
         if isinstance(value, Mapping):
             return self.mapping(value, paths, depth)
         if isinstance(value, list | tuple):
@@ -360,9 +360,31 @@ def redact_arguments(tool: Tool, arguments: Any, *, validated: bool) -> Any:
     schema could hide a secret (worked out once per tool); anything else always is."""
     if not validated:
         return redact_raw(arguments, tool.secret_paths)
-    if not tool._hides_secrets:
+    if not tool._hides_secrets and not _may_hold_url_credentials(arguments, 0):
         return arguments  # validated against a closed schema with no secret-looking names: nothing to hide
     return redact(arguments, tool.secret_paths)
+
+
+def _may_hold_url_credentials(value: Any, depth: int) -> bool:
+    """Whether a string in `value` could carry `user:password@` in a URL (`://` and `@` in it): then the
+    arguments are walked even when their schema names no secret. No copy is made on the way."""
+    if isinstance(value, str):
+        return "@" in value and "://" in value
+    if depth > MAX_DEPTH:
+        return True
+    if isinstance(value, Mapping):
+        return any(_may_hold_url_credentials(v, depth + 1) for v in value.values())
+    if isinstance(value, list | tuple):
+        return any(_may_hold_url_credentials(v, depth + 1) for v in value)
+    return False
+
+
+def _url_credentials_out(text: str) -> str:
+    """A value with the password of a URL in it replaced (`https://user:[REDACTED]@host`), as free text is:
+    a store URL passed as an argument is as secret as one in a traceback."""
+    if "@" not in text or "://" not in text:
+        return text
+    return _URL_PASSWORD.sub(REDACTED, text)
 
 
 # --- free text -----------------------------------------------------------------------------------------------
@@ -376,9 +398,11 @@ _NAME_VALUE: Final = re.compile(
     + r""")[\w.-]{0,32})(?P<q1>["']?)(?P<sep>\s{0,8}[:=]\s{0,8})"""
     r"""(?P<value>"[^"\n]{0,4096}"|'[^'\n]{0,4096}'|""" + _SCHEME_VALUE + r"""[^\s,;&'"}\])]{1,4096})"""
 )
+# user:password@ in a URL; what is replaced is `user:password` (the user name can be a secret too: a token).
+_URL_PASSWORD: Final = re.compile(r"(?<=://)[^\s:/@]{0,256}:[^\s@/]{1,256}(?=@)")
 _PATTERNS: Final = (
     re.compile(r"\b(?:Bearer|Basic|Token|Digest)\s+[A-Za-z0-9._~+/=-]{8,}", re.IGNORECASE),
-    re.compile(r"(?<=://)[^\s:/@]{0,256}:[^\s@/]{1,256}(?=@)"),  # user:password@ in a URL
+    _URL_PASSWORD,
     re.compile(r"\b(?:sk|pk|rk)-[A-Za-z0-9_-]{16,}"),  # OpenAI, Anthropic (sk-ant-...), Stripe-style keys
     re.compile(r"\b(?:gh[pousr]|github_pat|glpat)_[A-Za-z0-9_]{16,}"),
     re.compile(r"\bxox[abposr]-[A-Za-z0-9-]{10,}"),

@@ -72,7 +72,7 @@ class Guard(BaseHTTPMiddleware):
             return PlainTextResponse("Invalid Host header", status_code=400)
         if self.token is not None:
             given = request.query_params.get("token")
-            if given is not None and hmac.compare_digest(given, self.token):
+            if given is not None and same_secret(given, self.token):
                 back = RedirectResponse(request.url.path, status_code=303)
                 back.set_cookie(TOKEN_COOKIE, given, httponly=True, samesite="strict")
                 return back
@@ -94,7 +94,13 @@ class Guard(BaseHTTPMiddleware):
         assert self.token is not None
         auth = request.headers.get("authorization", "")
         given = auth[7:] if auth.lower().startswith("bearer ") else request.cookies.get(TOKEN_COOKIE, "")
-        return hmac.compare_digest(given.encode(), self.token.encode())
+        return same_secret(given, self.token)
+
+
+def same_secret(given: str, expected: str) -> bool:
+    """Constant-time equality on the UTF-8 bytes: `hmac.compare_digest` refuses non-ASCII `str` with a
+    TypeError, which a request carrying `?token=é` would otherwise turn into a 500."""
+    return hmac.compare_digest(given.encode("utf-8", "surrogatepass"), expected.encode("utf-8", "surrogatepass"))
 
 
 class Signer:
@@ -128,7 +134,7 @@ class Signer:
 def csrf_ok(request: Request, submitted: str | None) -> bool:
     """The form's CSRF token matches the cookie, and the Origin (when sent) is this host."""
     cookie = request.cookies.get(CSRF_COOKIE)
-    if not cookie or not submitted or not hmac.compare_digest(cookie, submitted):
+    if not cookie or not submitted or not same_secret(cookie, submitted):
         return False
     origin = request.headers.get("origin")
     return origin is None or urlsplit(origin).netloc == request.headers.get("host")

@@ -5,9 +5,16 @@
 pydantic-ai does not validate the arguments (the toolset's validator only parses JSON, without coercion);
 the runner does. Every failure envelope is raised as `ToolFailed`: the model reads the whole envelope in a
 `ToolReturnPart` with `outcome="failed"` (a provider's native error channel, e.g. Anthropic `is_error`), and
-`ToolFailed` does not consume the tool's retry budget, so a `repair` envelope never ends the run. The
-conversation is pydantic-ai's own `RunContext.conversation_id` (the `conversation_id=` of `Agent.run`, or the
-one carried by `message_history`), the run is `RunContext.run_id`.
+`ToolFailed` does not consume the tool's retry budget, so a `repair` envelope never ends the run. The run is
+`RunContext.run_id`.
+
+The conversation is pydantic-ai's `RunContext.conversation_id` when the caller named it: the
+`conversation_id=` of `Agent.run`, or the one `message_history` carries from a run that named it. A run
+given neither gets a fresh UUID7 from pydantic-ai (a durable engine's run: a UUID5 of its run id); that id
+is no conversation (two runs of the same booking would otherwise be two bookings), so it reaches the
+runner as `conversation_id=None` ("Who is asking" in docs/idempotency.md). `named_conversation` tells them
+apart from the run's own messages: the conversation's first message names the run that started it, and a
+minted id is a UUID7 of that run's start (within `MINT_WINDOW_MS`) or the durable UUID5 of its run id.
 
 Over MCP (`toolproof serve`): `MCPToolset(..., process_tool_call=mcp_process_tool_call(),
 tool_error_behavior="failed")` sends the same ids in `_meta`.
@@ -15,16 +22,27 @@ tool_error_behavior="failed")` sends the same ids in `_meta`.
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
-from typing import Any, Literal
+import uuid
+from collections.abc import Awaitable, Callable, Sequence
+from datetime import datetime
+from typing import Any, Final, Literal
 
 from pydantic_ai import RunContext, ToolDefinition
+from pydantic_ai.durable_exec import conversation_id_from_run_id
 from pydantic_ai.exceptions import ToolFailed
 from pydantic_ai.toolsets import AbstractToolset, ToolsetTool
 
 from ..contract.envelope import Envelope
 from ..pipeline.runner import Runner
 from ._common import Principal, call_context, envelope_text, load_arguments, resolve_principal
+
+__all__ = ["MCP_TOOL_ERROR_BEHAVIOR", "MINT_WINDOW_MS", "ToolproofToolset", "mcp_process_tool_call",
+           "named_conversation"]
+
+#: How close (ms) a UUID7 conversation id must be to its run's start to count as minted by pydantic-ai. A
+#: UUID7 the caller made within this window of starting the run is read as minted too: the safe direction
+#: (a repeat is asked about, never booked twice).
+MINT_WINDOW_MS: Final = 1000
 
 #: Where a non-object argument value (a list, a string that is not JSON) waits for the runner to reject it.
 _NOT_AN_OBJECT = "__toolproof_raw_arguments__"
@@ -81,10 +99,54 @@ class ToolproofToolset(AbstractToolset[Any]):
         self, name: str, tool_args: dict[str, Any], ctx: RunContext[Any], tool: ToolsetTool[Any]
     ) -> Any:
         arguments: Any = tool_args.get(_NOT_AN_OBJECT, tool_args) if len(tool_args) == 1 else tool_args
-        context = call_context(ctx.conversation_id, resolve_principal(self.principal, ctx), run_id=ctx.run_id,
+        context = call_context(named_conversation(ctx), resolve_principal(self.principal, ctx), run_id=ctx.run_id,
                                tool_call_id=ctx.tool_call_id)
         envelope = await self.runner.call(name, arguments, context=context)
         return _answer(envelope)
+
+
+def named_conversation(ctx: RunContext[Any]) -> str | None:
+    """The run's conversation if the caller named it, None if pydantic-ai made it up for this run.
+
+    The first message that carries the conversation was stamped by the run that started it (this run, or
+    one in `message_history`): a conversation minted there stays "no conversation" in every later run that
+    continues its history, so a resend in the next run is keyed as the first write was.
+    """
+    conversation = ctx.conversation_id
+    if not conversation:
+        return None
+    origin_run, origin_time = _origin(conversation, ctx.messages, ctx.run_id)
+    return None if _minted(conversation, origin_run, origin_time) else conversation
+
+
+def _origin(conversation: str, messages: Sequence[Any], run_id: str | None) -> tuple[str | None, datetime | None]:
+    """The run that started a conversation and the time of its first message (this run's when none says)."""
+    for message in messages:
+        if getattr(message, "conversation_id", None) == conversation:
+            return getattr(message, "run_id", None) or run_id, getattr(message, "timestamp", None)
+    return run_id, None
+
+
+def _minted(conversation: str, run_id: str | None, first_message: datetime | None) -> bool:
+    """pydantic-ai's own id for a run that named no conversation: the durable UUID5, or a UUID7 of its start."""
+    if run_id is not None and conversation == conversation_id_from_run_id(run_id):
+        return True
+    minted_ms = _uuid7_ms(conversation)
+    if minted_ms is None:
+        return False
+    started_ms = _uuid7_ms(run_id) if run_id is not None else None
+    if started_ms is None and first_message is not None:
+        started_ms = int(first_message.timestamp() * 1000)
+    return started_ms is None or abs(minted_ms - started_ms) <= MINT_WINDOW_MS
+
+
+def _uuid7_ms(text: str) -> int | None:
+    """The millisecond timestamp of a UUID version 7, else None."""
+    try:
+        parsed = uuid.UUID(text)
+    except ValueError:
+        return None
+    return parsed.int >> 80 if parsed.version == 7 else None
 
 
 def _answer(envelope: Envelope) -> Any:
@@ -108,7 +170,7 @@ def mcp_process_tool_call(
     from .meta import mcp_meta
 
     async def process(ctx: RunContext[Any], call_tool: CallToolFunc, name: str, args: dict[str, Any]) -> Any:
-        meta = mcp_meta(ctx.conversation_id, principal=resolve_principal(principal, ctx), run_id=ctx.run_id)
+        meta = mcp_meta(named_conversation(ctx), principal=resolve_principal(principal, ctx), run_id=ctx.run_id)
         return await call_tool(name, args, metadata=meta)
 
     return process

@@ -21,6 +21,9 @@ DEFAULT_THRESHOLDS: Final[Mapping[str, float]] = {
     "max-name-length": 64,  # what OpenAI and Anthropic accept
     "lookalike-name": 0.85,  # same action (or none), Jaccard of the other canonical name words
     "lookalike-description": 0.3,  # ...and descriptions at least this similar (TF-IDF cosine), or one too short
+    # Descriptions at least this similar by the static embedding model (cosine), whatever the names; 0: off.
+    # Off by default: not yet measured on the blind look-alike labels (docs/lint.md).
+    "lookalike-embedding": 0.0,
 }
 
 
@@ -36,6 +39,9 @@ class LintConfig:
     per_tool_ignores: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
     severities: Mapping[str, str] = field(default_factory=dict)
     thresholds: Mapping[str, float] = field(default_factory=lambda: dict(DEFAULT_THRESHOLDS))
+    #: Text -> unit vectors (`toolproof.retrieval.static.StaticEncoder`), loaded once per lint run when the
+    #: embedding look-alike pass is on; None: that pass does not run.
+    encoder: Any = field(default=None, compare=False, repr=False)
 
     def threshold(self, key: str) -> float:
         return float(self.thresholds.get(key, DEFAULT_THRESHOLDS[key]))

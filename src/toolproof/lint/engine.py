@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections import defaultdict
 from collections.abc import Iterable, Sequence
+from dataclasses import replace
 from typing import Any, cast
 
 from ..contract.errors import DefinitionError
@@ -44,9 +45,25 @@ def _ignored(rule: Rule, tool: str, config: LintConfig) -> bool:
     return False
 
 
+def _with_encoder(config: LintConfig, rules: Sequence[Rule]) -> LintConfig:
+    """The static embedding model, loaded once for the whole run, when the embedding look-alike pass is on;
+    without the model or `tokenizers` the lexical passes run alone."""
+    if config.encoder is not None or config.threshold("lookalike-embedding") <= 0:
+        return config
+    if not any(r.code in ("TP402", "TP405") for r in rules):
+        return config
+    try:
+        from ..retrieval.static import StaticEncoder
+
+        return replace(config, encoder=StaticEncoder())
+    except ImportError:
+        return config
+
+
 def lint_tooldefs(tools: Sequence[ToolDef], config: LintConfig | None = None) -> list[Finding]:
     config = config or LintConfig()
     rules = active_rules(config)
+    config = _with_encoder(config, rules)
     groups: dict[tuple[str, str], list[ToolDef]] = defaultdict(list)
     for t in tools:
         groups[(t.source, t.toolset)].append(t)

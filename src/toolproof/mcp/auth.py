@@ -27,6 +27,9 @@ from mcp.server.auth.middleware.bearer_auth import AuthenticatedUser
 from mcp.server.auth.provider import AccessToken, TokenVerifier
 from mcp.server.auth.settings import AuthSettings
 from mcp.server.transport_security import TransportSecuritySettings
+from starlette.datastructures import Headers
+from starlette.responses import PlainTextResponse
+from starlette.types import ASGIApp, Receive, Scope, Send
 
 from ..contract.context import CallContext
 from ..contract.errors import PermissionDenied
@@ -38,6 +41,8 @@ MIN_TOKEN_LENGTH: Final = 16
 MAX_CONVERSATIONS: Final = 100_000
 LOOPBACK_NAMES: Final = ("127.0.0.1", "localhost", "[::1]")
 _PRINCIPAL_RE: Final = re.compile(r"^[^\s\x00-\x1f\x7f]{1,200}$")
+# `name[:port]` in a Host header: a bracketed IPv6 address or a DNS name / IPv4 address, nothing else.
+_HOST_HEADER: Final = re.compile(r"(\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9](?:[A-Za-z0-9.-]*[A-Za-z0-9])?)(?::([0-9]{1,5}))?")
 
 
 class InsecureBind(ValueError):
@@ -361,15 +366,62 @@ def check_bind(host: str, auth: HttpAuth | None) -> None:
         )
 
 
-def transport_security(host: str, extra_hosts: Iterable[str] = ()) -> TransportSecuritySettings:
-    """DNS-rebinding protection on every bind: Host must be a loopback name, the bound address, or one of
-    `extra_hosts` (the names clients use); a browser Origin must be one of the same."""
-    names = list(LOOPBACK_NAMES)
+def host_names(host: str, extra_hosts: Iterable[str] = ()) -> frozenset[str]:
+    """The names a Host or Origin header may carry (lowercase, any port): loopback, the bound address unless it
+    is a wildcard, and `extra_hosts` (the names clients use; a port given with one is ignored)."""
     bound = f"[{host}]" if ":" in host and not host.startswith("[") else host
+    names = set(LOOPBACK_NAMES)
     if not is_loopback(host) and host not in ("0.0.0.0", "::", "[::]"):
-        names.append(bound)
-    names.extend(h for h in extra_hosts if h not in names)
-    hosts = [form for name in names for form in (name, f"{name}:*")]
-    origins = [f"{scheme}://{form}" for scheme in ("http", "https") for form in hosts]
-    return TransportSecuritySettings(enable_dns_rebinding_protection=True, allowed_hosts=hosts,
-                                     allowed_origins=origins)
+        names.add(bound.lower())
+    for extra in extra_hosts:
+        parsed = _HOST_HEADER.fullmatch(extra.strip())
+        names.add(parsed.group(1).lower() if parsed else extra.strip().lower())
+    return frozenset(names)
+
+
+def host_allowed(header: str | None, names: frozenset[str]) -> bool:
+    """A Host header that is exactly `name[:port]` with an allowed name. Parsed, not prefix-matched:
+    `127.0.0.1:1@evil.example` or `127.0.0.1:x` is refused, `LOCALHOST:8000` accepted."""
+    parsed = _HOST_HEADER.fullmatch(header or "")
+    return parsed is not None and parsed.group(1).lower() in names
+
+
+def origin_allowed(origin: str | None, names: frozenset[str]) -> bool:
+    """No Origin (not a browser, or same-origin), or `http(s)://name[:port]` with an allowed name."""
+    if origin is None:
+        return True
+    scheme, sep, rest = origin.partition("://")
+    return bool(sep) and scheme.lower() in ("http", "https") and host_allowed(rest, names)
+
+
+class HostCheck:
+    """DNS-rebinding protection on every bind (ASGI middleware, outermost): `421` for a Host header that is not
+    an allowed name, `403` for a browser Origin that is not one. It replaces the SDK's own check, which
+    compares by prefix (`127.0.0.1:` followed by anything passed) and by case. Only the MCP endpoint `path`
+    is checked, as the SDK did: `/healthz` and `/metrics` beside it answer probes by any address."""
+
+    def __init__(self, app: ASGIApp, *, names: frozenset[str], path: str) -> None:
+        self.app = app
+        self.names = names
+        self.path = path.rstrip("/")
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        where = str(scope.get("path", "")).rstrip("/")
+        if scope["type"] == "http" and where == self.path:
+            headers = Headers(scope=scope)
+            refusal = None
+            if not host_allowed(headers.get("host"), self.names):
+                refusal = PlainTextResponse("Invalid Host header", status_code=421)
+            elif not origin_allowed(headers.get("origin"), self.names):
+                refusal = PlainTextResponse("Invalid Origin header", status_code=403)
+            if refusal is not None:
+                await refusal(scope, receive, send)
+                return
+        await self.app(scope, receive, send)
+
+
+def transport_security(host: str, extra_hosts: Iterable[str] = ()) -> TransportSecuritySettings:
+    """The SDK's transport settings: its Host/Origin check off, because `HostCheck` (installed by `serve_http`
+    in front of the app) does it by parsing the header; the SDK still checks the POST content type."""
+    del host, extra_hosts  # the names go to HostCheck (host_names)
+    return TransportSecuritySettings(enable_dns_rebinding_protection=False)

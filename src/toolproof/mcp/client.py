@@ -27,6 +27,7 @@ from .config import DEFAULT_TIMEOUT_S, NamingPolicy, ToolOverride, Upstream
 from .connection import UpstreamConnection
 from .drift import Drift, DriftWatch, check_tool, served_remote
 from .errormap import DEFAULT_ERROR_MAPPING, ErrorMapping
+from .listing import clean_listing
 from .naming import Origin, assign_names
 from .results import interpret, unwrap_output_schema
 from .server import META_CONVERSATION_ID, META_OCCURRENCE, META_PRINCIPAL, META_RUN_ID
@@ -109,8 +110,11 @@ def build_tool(
     *,
     errors: ErrorMapping | None = None,
 ) -> Tool:
-    """One upstream tool as a schema-first `Tool` named `local_name` (trust and overrides applied)."""
+    """One upstream tool as a schema-first `Tool` named `local_name` (trust and overrides applied). An
+    untrusted upstream's words are served neutralised and capped (listing.py), as its results are."""
     up = connection.upstream
+    if not up.trusted:
+        remote = clean_listing(remote)[0]
     policy = derive_policy(
         remote.annotations,
         trusted=up.trusted,

@@ -28,6 +28,7 @@ from .config import ConfigError, GatewayConfig
 from .connection import UpstreamConnection
 from .drift import Drift, DriftWatch
 from .limits import Limiter, unmatched_tools
+from .listing import clean_listing
 from .metrics import GatewayMetrics, Snapshot
 from .ops import GatewayRunner
 from .reload import Generation, generation
@@ -41,7 +42,9 @@ class Treatment:
 
     `journaled`: a write; a repeat with the same arguments in the same conversation is answered from the
     journal (`meta.replayed_from`), so an untrusted read gives the first answer again, not a fresh one.
-    `retried`: a transient failure is retried automatically (reads and idempotent low-risk writes only)."""
+    `retried`: a transient failure is retried automatically (reads and idempotent low-risk writes only).
+    `neutralised`: the places of an untrusted upstream's listing served neutralised or cut, or left as sent
+    though poisoned (listing.py), one `where (what)` each; empty when the listing was clean."""
 
     tool: str
     upstream: str
@@ -52,6 +55,7 @@ class Treatment:
     journaled: bool
     retried: bool
     source: Source
+    neutralised: tuple[str, ...] = ()
 
 
 def treatment(conn: UpstreamConnection, remote: types.Tool, tool_name: str, runner: Runner) -> Treatment:
@@ -60,9 +64,10 @@ def treatment(conn: UpstreamConnection, remote: types.Tool, tool_name: str, runn
     policy = derive_policy(remote.annotations, trusted=up.trusted, override=up.override_for(remote.name),
                            default_timeout_s=up.timeout_s)
     tool = runner.toolset.get(tool_name)
+    cleaned = () if up.trusted else tuple(str(n) for n in clean_listing(remote)[1])
     return Treatment(tool_name, up.name, remote.name, up.trusted, tool.effect, tool.idempotent,
                      journaled=tool.effect == "write", retried=retries_transient(runner.retry, tool),
-                     source=policy.source)
+                     source=policy.source, neutralised=cleaned)
 
 
 def retries_transient(policy: RetryPolicy, tool: Tool) -> bool:

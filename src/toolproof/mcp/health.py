@@ -55,11 +55,15 @@ def snapshot(gw: Gateway) -> Snapshot:
         log.warning("metrics: cannot count pending approvals: %s", _describe(exc))
         pending = None
     limiter = getattr(runner, "limiter", None)
+    cleaned: dict[str, int] = {conn.upstream.name: 0 for conn in gw.connections if not conn.upstream.trusted}
+    for row in gw.treatments():
+        if row.upstream in cleaned:
+            cleaned[row.upstream] += len(row.neutralised)
     return Snapshot(
         breakers=breakers, unknown_outcomes=unknown, approvals_pending=pending,
         drift_blocked_tools=sum(1 for d in gw.drifts if d.action == "blocked"),
         limit_rules=len(limiter.rules) if limiter is not None else 0,
-        shared_state_degraded=runner.shared_state.degraded,
+        shared_state_degraded=runner.shared_state.degraded, neutralised=cleaned,
     )
 
 

@@ -40,6 +40,7 @@ class Snapshot:
     drift_blocked_tools: int = 0
     limit_rules: int = 0
     shared_state_degraded: bool = False
+    neutralised: Mapping[str, int] = field(default_factory=dict)  # upstream -> places of its listing neutralised
 
 
 class _StateCollector(Collector):
@@ -68,6 +69,12 @@ class _StateCollector(Collector):
         yield GaugeMetricFamily("toolproof_gateway_drift_blocked_tools",
                                 "Served tools whose upstream definition changed and is blocked until approved.",
                                 value=snap.drift_blocked_tools)
+        cleaned = GaugeMetricFamily("toolproof_gateway_listing_neutralised",
+                                    "Places of an untrusted upstream's served tool listing (descriptions, titles, "
+                                    "schema words) neutralised, cut or flagged, per upstream.", labels=["upstream"])
+        for upstream, count in sorted(snap.neutralised.items()):
+            cleaned.add_metric([upstream], float(count))
+        yield cleaned
         yield GaugeMetricFamily("toolproof_gateway_limit_rules", "Rate limit rules in force.", value=snap.limit_rules)
         yield GaugeMetricFamily("toolproof_gateway_shared_state_degraded",
                                 "1 while the fleet's shared state is unreachable (local decisions only).",

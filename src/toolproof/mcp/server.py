@@ -29,6 +29,7 @@ from ..contract.context import CallContext
 from ..contract.envelope import Envelope, Meta, envelope_schema
 from ..contract.errors import PermissionDenied, UnknownTool
 from ..pipeline.runner import Runner
+from .repeat import answered_occurrence, input_required
 
 if TYPE_CHECKING:
     from .auth import HttpAuth, IdentityBinding
@@ -39,7 +40,35 @@ META_PRINCIPAL: Final = "dev.toolproof/principal"
 META_RUN_ID: Final = "dev.toolproof/run_id"
 META_OCCURRENCE: Final = "dev.toolproof/occurrence"
 
+#: The HTTP header that names the conversation for clients that cannot send `_meta` (langchain-mcp-adapters):
+#: set once per client connection (`headers=`), read when a request's `_meta` names no conversation.
+CONVERSATION_HEADER: Final = "toolproof-conversation-id"
+#: Its twin for the principal (under authentication the verified token decides, as for `_meta`).
+PRINCIPAL_HEADER: Final = "toolproof-principal"
+
 DEFAULT_SERVER_NAME: Final = "toolproof"
+
+#: toolproof's MCP extension (2026-07-28 `capabilities.extensions`): operation identity and replay. Its
+#: settings say which `_meta` keys name who is asking and which tools are journaled writes (docs/mcp.md).
+OPERATIONS_EXTENSION: Final = "dev.toolproof/operations"
+OPERATIONS_EXTENSION_VERSION: Final = "1"
+
+
+def operations_extension(runner: Runner) -> dict[str, Any]:
+    """The settings `toolproof serve` and the gateway announce under `OPERATIONS_EXTENSION`.
+
+    The identity keys are the ones `call_context` reads; `journaledTools` are the writes whose repeats (a
+    resend, a request re-issued under a new JSON-RPC id after a broken stream) replay instead of running.
+    """
+    return {
+        "version": OPERATIONS_EXTENSION_VERSION,
+        "meta": {"conversation": META_CONVERSATION_ID, "principal": META_PRINCIPAL, "run": META_RUN_ID,
+                 "occurrence": META_OCCURRENCE},
+        "headers": {"conversation": CONVERSATION_HEADER, "principal": PRINCIPAL_HEADER},
+        "journaledTools": sorted(t.name for t in runner.toolset if t.effect == "write"),
+        "requestIdInKey": False,
+        "unknownConversation": runner.journal.unknown_conversation,
+    }
 
 
 def tool_result(envelope: Envelope) -> types.CallToolResult:
@@ -160,8 +189,11 @@ def call_context(
     """The `CallContext` for one request: ids from the request's `_meta`, never from the arguments.
 
     Keys: `dev.toolproof/conversation_id`, `dev.toolproof/principal`, `dev.toolproof/run_id`,
-    `dev.toolproof/occurrence`. Without a conversation id the conversation is unknown (None): a session or a
-    process is not a conversation (a client may open one per call, or serve many conversations through one).
+    `dev.toolproof/occurrence`; over HTTP the `Toolproof-Conversation-Id` and `Toolproof-Principal` headers
+    name them when `_meta` does not (for clients that cannot send `_meta`; with authentication the verified
+    token decides the principal and owns the conversation, as for `_meta`). Without a conversation id the
+    conversation is unknown (None): a session or a process is not a conversation (a client may open one per
+    call, or serve many conversations through one).
     The transport's id goes to `session_id` (the loop guard's scope): `transport_session` (stdio serves one
     client per process), else the HTTP `mcp-session-id` header, else the SDK's client connection.
     """
@@ -169,8 +201,8 @@ def call_context(
     occurrence = meta.get(META_OCCURRENCE)
     request_id = ctx.request_id
     return CallContext(
-        conversation_id=_text(meta.get(META_CONVERSATION_ID)),
-        principal=_text(meta.get(META_PRINCIPAL)),
+        conversation_id=_text(meta.get(META_CONVERSATION_ID)) or _header(ctx, CONVERSATION_HEADER),
+        principal=_text(meta.get(META_PRINCIPAL)) or _header(ctx, PRINCIPAL_HEADER),
         run_id=_text(meta.get(META_RUN_ID)),
         occurrence=occurrence if isinstance(occurrence, int) and not isinstance(occurrence, bool) else 0,
         metadata={"mcp_request_id": request_id} if request_id is not None else {},
@@ -190,14 +222,20 @@ def _text(value: Any) -> str | None:
 
 
 def _http_session_id(ctx: ServerRequestContext[Any, Any]) -> str | None:
+    value = _header(ctx, "mcp-session-id")
+    return f"mcp-{value}" if value else None
+
+
+def _header(ctx: ServerRequestContext[Any, Any], name: str) -> str | None:
+    """A non-empty HTTP request header (None over stdio, where a request has no headers)."""
     headers = getattr(ctx.request, "headers", None)
     if headers is None:
         return None
     try:
-        value = headers.get("mcp-session-id")
+        value = headers.get(name)
     except (AttributeError, TypeError):
         return None
-    return f"mcp-{value}" if isinstance(value, str) and value else None
+    return value.strip() if isinstance(value, str) and value.strip() else None
 
 
 def create_server(
@@ -234,11 +272,12 @@ def create_server(
                 await live.refresh()
         if tuple(runner.toolset) != listed_tools:  # a tool was replaced, or a gateway reload swapped the toolset
             listed_tools, definitions = tuple(runner.toolset), list_definitions(runner)
+            server.extensions[OPERATIONS_EXTENSION] = operations_extension(runner)
         return types.ListToolsResult(tools=definitions)
 
     async def on_call_tool(
         ctx: ServerRequestContext[Any, Any], params: types.CallToolRequestParams
-    ) -> types.CallToolResult:
+    ) -> types.CallToolResult | types.InputRequiredResult:
         if params.name not in runner.toolset:
             raise MCPError(
                 code=types.INVALID_PARAMS,
@@ -253,12 +292,16 @@ def create_server(
                 context = identity.bind(context, ctx.request)
             except PermissionDenied as exc:
                 return tool_result(Envelope.failure(exc, Meta(params.name, f"refused-{uuid.uuid4().hex[:16]}")))
+        confirmed = answered_occurrence(params)
+        if confirmed is not None:  # a person said "a second one" to the question below: that occurrence
+            context = context.with_updates(occurrence=confirmed)
         arguments = params.arguments if params.arguments is not None else {}
         try:
             envelope = await runner.call(params.name, arguments, context=context)
         except UnknownTool as exc:  # pragma: no cover - checked above; kept for toolsets that change
             raise MCPError(code=types.INVALID_PARAMS, message=f"Unknown tool: {exc.name}") from None
-        return tool_result(envelope)
+        asked = None if params.input_responses else input_required(envelope, params.name, context, ctx)
+        return asked or tool_result(envelope)
 
     server: Server[Any] = Server(
         name,
@@ -268,6 +311,7 @@ def create_server(
         on_call_tool=on_call_tool,
         on_subscriptions_listen=live.listen if live is not None else None,
     )
+    server.extensions[OPERATIONS_EXTENSION] = operations_extension(runner)
     if not sdk_tracing:
         server.middleware[:] = [m for m in server.middleware if not isinstance(m, OpenTelemetryMiddleware)]
     return server
@@ -317,7 +361,7 @@ async def serve_http(
     """
     import uvicorn
 
-    from .auth import IdentityBinding, check_bind, transport_security
+    from .auth import HostCheck, IdentityBinding, check_bind, host_names, transport_security
 
     check_bind(host, auth)
     identity = IdentityBinding(auth.max_conversations) if auth is not None else None
@@ -330,6 +374,7 @@ async def serve_http(
         token_verifier=auth.verifier if auth is not None else None,
     )
     app.router.routes.extend(routes)
+    app.add_middleware(HostCheck, names=host_names(host, allowed_hosts), path=path)
     sock = bind_socket(host, port)
     bound_port = sock.getsockname()[1]
     shown_host = f"[{host}]" if ":" in host else host

@@ -100,8 +100,8 @@ def evaluate_files(
     corpus: str | Path,
     queries: str | Path,
     *,
-    retriever: str = "bm25",
-    fusion: str = "weighted",
+    retriever: str = "default",
+    fusion: str = "linear",
     pool_size: int = 0,
     distractors: Sequence[str | Path] = (),
     seed: int = 0,
@@ -109,6 +109,7 @@ def evaluate_files(
     prerequisites: bool = True,
     group_weight: float = 0.5,
     model_dir: str | None = None,
+    static_model_dir: str | None = None,
     cache_dir: str | None = None,
     on_start: Callable[[int], None] | None = None,
     on_query: Callable[[QueryResult], None] | None = None,
@@ -136,7 +137,8 @@ def evaluate_files(
     usage = UsageHistory(Usage(q.text, tuple(s[0] for s in q.steps), key=q.qid) for q in gold) if history else None
     start = time.perf_counter()
     index = ToolIndex(pool, retriever=retriever, fusion=fusion, infer_prerequisites=prerequisites,  # type: ignore[arg-type]
-                      history=usage, group_weight=group_weight, model_dir=model_dir, cache_dir=cache_dir)
+                      history=usage, group_weight=group_weight, model_dir=model_dir, static_model_dir=static_model_dir,
+                      cache_dir=cache_dir)
     build_s = time.perf_counter() - start
     if on_start is not None:
         on_start(len(gold))

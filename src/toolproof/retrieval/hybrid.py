@@ -17,15 +17,16 @@ import numpy as np
 import numpy.typing as npt
 
 Array = npt.NDArray[np.float32]
-Fusion = Literal["weighted", "rrf", "scores"]
-FUSIONS: Final = ("weighted", "rrf", "scores")
+Fusion = Literal["weighted", "rrf", "scores", "linear"]
+FUSIONS: Final = ("weighted", "rrf", "scores", "linear")
 
 
 class _Scorer(Protocol):
     name: str
-    floor: float
 
     def scores(self, query: str) -> Array: ...
+
+    def scored(self, query: str) -> tuple[Array, npt.NDArray[np.bool_]]: ...
 
 
 def confidence(scores: Array, depth: int = 20) -> float:
@@ -68,30 +69,76 @@ def minmax_top(scores: Array, depth: int = 100) -> Array:
     return out
 
 
+def linear(score_lists: Sequence[Array], weights: Sequence[float], *, scale_first: bool = True) -> Array:
+    """BM25 (the first list) scaled to a best of 1, plus each embedding's raw cosine times its weight.
+
+    Cosines already share one scale, so they are added as they are; only BM25's unbounded scores are
+    rescaled (`scale_first=False`: lists already on one scale). The first weight applies to BM25 (1 in the
+    default search). Measured against rescaling every
+    list first (`minmax_top`), confidence weights and RRF in `benchmarks/retrieval_fusion.py`.
+    """
+    n = len(score_lists[0]) if score_lists else 0
+    fused = np.zeros(n, dtype=np.float32)
+    for at, (scores, weight) in enumerate(zip(score_lists, weights, strict=True)):
+        if not weight or not n:
+            continue
+        if at == 0 and scale_first:
+            top = float(scores.max())
+            fused += np.float32(weight / top) * scores if top > 0 else np.float32(0.0)
+        else:
+            fused += np.float32(weight) * scores
+    return fused
+
+
+def weighted(score_lists: Sequence[Array]) -> Array:
+    """Each rescaled list weighted 1/n plus its share of the lists' confidences (`confidence`)."""
+    units = [minmax_top(s) for s in score_lists]
+    sure = [confidence(u) for u in units]
+    total = sum(sure) or 1.0
+    fused = np.zeros(len(units[0]) if units else 0, dtype=np.float32)
+    for unit, c in zip(units, sure, strict=True):
+        fused += np.float32(1 / len(units) + c / total) * unit
+    return fused
+
+
 class HybridRetriever:
-    """BM25 and embeddings fused per query."""
+    """Two or more retrievers (BM25 first) fused per query by `fusion`.
 
-    name = "hybrid"
+    `weights` (for "linear" only): BM25's, then each embedding's (see `linear`); by default all 1.
+    """
 
-    def __init__(self, lexical: _Scorer, semantic: _Scorer, *, fusion: Fusion = "weighted") -> None:
-        self.lexical = lexical
-        self.semantic = semantic
+    def __init__(
+        self, lexical: _Scorer, *semantic: _Scorer, fusion: Fusion = "weighted",
+        weights: Sequence[float] | None = None, name: str = "hybrid",
+    ) -> None:
+        if not semantic:
+            raise ValueError("a hybrid retriever needs at least two retrievers")
+        self.parts: tuple[_Scorer, ...] = (lexical, *semantic)
+        if weights is not None and len(weights) != len(self.parts):
+            raise ValueError(f"{len(self.parts)} retrievers need {len(self.parts)} weights, got {len(weights)}")
         self.fusion = fusion
+        self.weights = tuple(weights) if weights is not None else (1.0,) * len(self.parts)
+        self.name = name
+
+    @property
+    def lexical(self) -> _Scorer:
+        return self.parts[0]
 
     def scores(self, query: str) -> Array:
-        return self._fuse(self.lexical.scores(query), self.semantic.scores(query))
+        return self.fuse([p.scores(query) for p in self.parts])
 
     def scored(self, query: str) -> tuple[Array, npt.NDArray[np.bool_]]:
-        """The fused scores; an entry matches when either retriever puts it above that retriever's floor."""
-        lex, sem = self.lexical.scores(query), self.semantic.scores(query)
-        return self._fuse(lex, sem), (lex > self.lexical.floor) | (sem > self.semantic.floor)
+        """The fused scores; an entry matches when any retriever matches it (above that retriever's floor)."""
+        scored = [p.scored(query) for p in self.parts]
+        matched = np.logical_or.reduce([m for _, m in scored])
+        return self.fuse([s for s, _ in scored]), matched
 
-    def _fuse(self, lex: Array, sem: Array) -> Array:
+    def fuse(self, lists: Sequence[Array]) -> Array:
+        """One fused score per entry from the parts' scores (in `parts` order)."""
         if self.fusion == "rrf":
-            return rrf([lex, sem], [1.0, 1.0])
+            return rrf(lists, [1.0] * len(lists))
         if self.fusion == "scores":
-            return minmax_top(lex) + minmax_top(sem)
-        lex_u, sem_u = minmax_top(lex), minmax_top(sem)
-        weights = [confidence(lex_u), confidence(sem_u)]
-        total = sum(weights) or 1.0
-        return np.float32(0.5 + weights[0] / total) * lex_u + np.float32(0.5 + weights[1] / total) * sem_u
+            return linear([minmax_top(x) for x in lists], [1.0] * len(lists), scale_first=False)
+        if self.fusion == "linear":
+            return linear(lists, self.weights)
+        return weighted(lists)

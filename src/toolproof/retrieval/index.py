@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any, Final, Literal, Protocol
@@ -15,10 +16,21 @@ from .history import UsageHistory
 from .hybrid import FUSIONS, Fusion
 from .prerequisites import infer_requires
 
-#: "auto" is the best retriever that can run here: hybrid when the embeddings extra and the model load, else
-#: BM25. It is opt-in, not the default: see docs/retrieval.md, "Choosing a retriever".
-RetrieverName = Literal["bm25", "embeddings", "hybrid", "auto"]
-RETRIEVERS: Final = ("bm25", "embeddings", "hybrid", "auto")
+#: "default" is BM25 fused with the static model (potion-base-8M) when the model files and `tokenizers` are
+#: there, else BM25 alone (`ToolIndex.note` says why). "auto" is the best that runs here: "hybrid" (BM25
+#: and MiniLM) when the embeddings extra and the MiniLM weights load, else "default".
+#: See docs/retrieval.md, "Choosing a retriever".
+RetrieverName = Literal["default", "bm25", "static", "embeddings", "hybrid", "auto"]
+RETRIEVERS: Final = ("default", "bm25", "static", "embeddings", "hybrid", "auto")
+#: The default search's fusion ("linear"): BM25 scaled to a best of 1, plus this times the static cosine.
+#: Chosen on StableToolBench's queries only and reported held out on three other sets (docs/retrieval.md).
+DEFAULT_STATIC_WEIGHT: Final = 0.5
+#: "hybrid" with fusion="linear": BM25 scaled to a best of 1, plus this times MiniLM's cosine.
+HYBRID_EMBEDDING_WEIGHT: Final = 0.5
+
+
+class RetrievalDegraded(UserWarning):
+    """The default search runs BM25 alone: the static model or `tokenizers` is missing (the message says)."""
 
 
 class Retriever(Protocol):
@@ -82,10 +94,16 @@ def top_k(scores: npt.NDArray[np.float32], k: int) -> list[int]:
 class ToolIndex:
     """Ranks tools for a message. Build once, search many times; holds no global state.
 
-    - `retriever`: "bm25" (default; needs `toolproof[retrieval]`), "embeddings" or "hybrid" (`[embeddings]`
-      and the model), or "auto": hybrid when those load, else BM25 (`retriever_name` says which ran).
-    - `fusion`: how "hybrid" combines BM25 and embeddings: "weighted" (default, per-query confidence),
-      "rrf" (reciprocal rank fusion) or "scores" (plain sum of rescaled scores).
+    - `retriever`: "default" (BM25 fused with the static model; BM25 alone, with `note` saying why, when the
+      model or `tokenizers` is missing), "bm25", "static" (the static model alone), "embeddings" (MiniLM
+      or any BERT sentence-transformers folder in `model_dir`), "hybrid" (BM25 with MiniLM; `[embeddings]`
+      and the weights), or "auto": hybrid when it loads, else "default".
+      `retriever_name` says what runs.
+    - `fusion`: how "default" and "hybrid" combine their retrievers: "linear" (the default: a weighted sum of
+      BM25 scaled to a best of 1 plus weighted cosines, `DEFAULT_STATIC_WEIGHT`, `HYBRID_EMBEDDING_WEIGHT`),
+      "weighted" (per-query confidence),
+      "rrf" (reciprocal rank fusion) or "scores" (plain sum).
+    - `static_model_dir`: a model2vec folder (default: see `toolproof.retrieval.static.find_static_model`).
     - `group_weight`: share of the tool's group (server) score added to its own; 0 turns it off.
     - `infer_prerequisites` / `expand_requires`: fill `requires` from shared handles, and pull a hit's
       required tools in right after it.
@@ -98,10 +116,11 @@ class ToolIndex:
         self,
         entries: Iterable[ToolEntry],
         *,
-        retriever: RetrieverName = "bm25",
-        fusion: Fusion = "weighted",
+        retriever: RetrieverName = "default",
+        fusion: Fusion = "linear",
         expand_requires: bool = True,
         model_dir: str | None = None,
+        static_model_dir: str | None = None,
         cache_dir: str | None = None,
         infer_prerequisites: bool = True,
         history: UsageHistory | None = None,
@@ -129,10 +148,21 @@ class ToolIndex:
         if fusion not in FUSIONS:
             raise ValueError(f"unknown fusion {fusion!r}; use one of {', '.join(FUSIONS)}")
         self.fusion: Fusion = fusion
-        self._retriever = _make_retriever(self._entries, retriever, fusion, model_dir, cache_dir)
-        self.retriever_name: RetrieverName = self._retriever.name  # type: ignore[assignment]  # "auto" resolved
+        #: Why this index runs less than was asked for ("default" without the static model), else None.
+        self.note: str | None = None
+        self._retriever = self._build(retriever, fusion, model_dir, static_model_dir, cache_dir)
+        #: What runs: "bm25", "static", "embeddings", "bm25+static" (the default) or "hybrid".
+        self.retriever_name: str = self._retriever.name
         self.group_weight = group_weight
         self._groups = _GroupScorer(self._entries) if group_weight > 0 else None
+
+    def _build(
+        self, name: str, fusion: Fusion, model_dir: str | None, static_dir: str | None, cache_dir: str | None
+    ) -> Retriever:
+        retriever, self.note = _make_retriever(self._entries, name, fusion, model_dir, static_dir, cache_dir)
+        if self.note is not None:
+            warnings.warn(self.note, RetrievalDegraded, stacklevel=3)
+        return retriever
 
     # --- construction -------------------------------------------------------------------------------------
 
@@ -278,25 +308,49 @@ class _GroupScorer:
         return out
 
 
+def _static_or_note(entries: Sequence[ToolEntry], static_dir: str | None) -> tuple[Retriever | None, str | None]:
+    """The static retriever, or None and why not (no `tokenizers`, no model files): the default degrades."""
+    try:
+        from .static import StaticRetriever
+
+        return StaticRetriever(entries, model_dir=static_dir), None
+    except ImportError as exc:
+        reason = str(exc) if "static" in str(exc) else (
+            f"{exc}: the default search's static embeddings need `pip install 'toolproof[retrieval]'`")
+        return None, f"BM25 only: {reason}"
+
+
 def _make_retriever(
-    entries: Sequence[ToolEntry], name: str, fusion: Fusion, model_dir: str | None, cache_dir: str | None
-) -> Retriever:
+    entries: Sequence[ToolEntry], name: str, fusion: Fusion, model_dir: str | None, static_dir: str | None,
+    cache_dir: str | None,
+) -> tuple[Retriever, str | None]:
+    """The retriever for `name` and a note when the default had to run BM25 alone."""
     if name not in RETRIEVERS:
         raise ValueError(f"unknown retriever {name!r}; use one of {', '.join(RETRIEVERS)}")
     from .bm25 import BM25Retriever
+    from .hybrid import HybridRetriever
 
     if name == "bm25":
-        return BM25Retriever(entries)
+        return BM25Retriever(entries), None
+    if name == "default":
+        static, note = _static_or_note(entries, static_dir)
+        if static is None:
+            return BM25Retriever(entries), note
+        return HybridRetriever(BM25Retriever(entries), static, fusion=fusion, weights=(1.0, DEFAULT_STATIC_WEIGHT),
+                               name="bm25+static"), None
+    if name == "static":
+        from .static import StaticRetriever
+
+        return StaticRetriever(entries, model_dir=static_dir), None
     if name == "auto":
         try:
-            return _make_retriever(entries, "hybrid", fusion, model_dir, cache_dir)
+            return _make_retriever(entries, "hybrid", fusion, model_dir, static_dir, cache_dir)
         except ImportError:  # no embeddings extra or no weights; a broken model folder still raises
-            return BM25Retriever(entries)
+            return _make_retriever(entries, "default", fusion, model_dir, static_dir, cache_dir)
     from .embeddings import EmbeddingRetriever
 
     semantic = EmbeddingRetriever(entries, model_dir=model_dir, cache_dir=cache_dir)
     if name == "embeddings":
-        return semantic
-    from .hybrid import HybridRetriever
-
-    return HybridRetriever(BM25Retriever(entries), semantic, fusion=fusion)
+        return semantic, None
+    return HybridRetriever(BM25Retriever(entries), semantic, fusion=fusion,
+                           weights=(1.0, HYBRID_EMBEDDING_WEIGHT)), None

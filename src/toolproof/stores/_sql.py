@@ -9,13 +9,14 @@ from __future__ import annotations
 import json
 from abc import abstractmethod
 from collections import Counter
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import replace
 from typing import Any, Final
 
 from ..contract.redaction import storable
 from .approval import ApprovalRequest, ApprovalStatus
 from .base import FinishStatus, Store
+from .chain import ChainKind, ChainReport, link, verify_rows
 from .intent import Intent, IntentStatus
 from .pins import Pin
 from .query import AuditQuery, AuditTally, Order, Page, StopGroup
@@ -141,8 +142,18 @@ MIGRATIONS: Final[tuple[tuple[int, tuple[str, ...]], ...]] = (
         "CREATE INDEX IF NOT EXISTS toolproof_audit_key ON toolproof_audit (lower(idempotency_key){ops})",
         "CREATE INDEX IF NOT EXISTS toolproof_approvals_key ON toolproof_approvals (idempotency_key)",
     )),
+    # The hash chain (chain.py): each audit and stop row carries the digest of the row before it and its own;
+    # stops are chained in their own sequence (their ids are not ordered).
+    (6, (
+        *(f"ALTER TABLE {table} ADD COLUMN {column} TEXT"
+          for table in ("toolproof_audit", "toolproof_stops") for column in ("chain_prev", "chain")),
+        "ALTER TABLE toolproof_stops ADD COLUMN chain_seq BIGINT",
+        "CREATE UNIQUE INDEX IF NOT EXISTS toolproof_stops_chain ON toolproof_stops (chain_seq)",
+    )),
 )
 SCHEMA_VERSION: Final = MIGRATIONS[-1][0]
+#: Runs one statement once per parameter row inside `SqlStore._chained`: (total rowcount, rows fetched).
+ChainRun = Callable[[str, Sequence[Sequence[Any]]], tuple[int, list[tuple[Any, ...]]]]
 
 INTENT_COLUMNS: Final = (
     "key, operation_id, tool, fingerprint, arguments, status, created_at, updated_at, owner, lease_until,"
@@ -157,6 +168,17 @@ STOP_COLUMNS: Final = (
     "id, at, tool, call_id, arguments, error_class, code, message, attempts, effect_status, reason, run_id,"
     " conversation_id, idempotency_key, resolved_at, resolution, extra, exception_type, exception_message, traceback"
 )
+
+# What a stop's digest covers: all it says when written, not its resolution (resolved_at, resolution,
+# effect_status are updated when a person resolves it).
+STOP_CHAIN_COLUMNS: Final = (
+    "id, at, tool, call_id, arguments, error_class, code, message, attempts, reason, run_id,"
+    " conversation_id, idempotency_key, extra, exception_type, exception_message, traceback"
+)
+_STOP_CHAINED: Final = tuple(i for i, c in enumerate(STOP_COLUMNS.split(",")) if c.strip() in
+                             {x.strip() for x in STOP_CHAIN_COLUMNS.split(",")})
+#: Rows read per statement when a chain is verified.
+CHAIN_PAGE: Final = 5_000
 
 APPROVAL_COLUMNS: Final = (
     "id, at, tool, call_id, arguments, idempotency_key, fingerprint, reason, expires_at, status, run_id,"
@@ -297,15 +319,60 @@ class SqlStore(Store):
     def _run_many(self, sql: str, rows: Sequence[Sequence[Any]]) -> None:
         """Run one statement for many parameter rows in one transaction."""
 
+    @abstractmethod
+    def _chained(self, write: Callable[[ChainRun], int]) -> int:
+        """Run `write` in one transaction that holds this store's chain lock (writers of the same chain in other
+        processes wait), with a `ChainRun(sql, params_rows)` that runs a statement once per parameter row and
+        returns (rowcount, fetched rows); `write`'s result is returned."""
+
     def schema_version(self) -> int:
         _, rows = self._run("SELECT MAX(version) FROM toolproof_schema")
         return int(rows[0][0] or 0)
 
     # --- audit ----------------------------------------------------------------------------------------------
     def append_audit(self, records: Sequence[AuditRecord]) -> None:
-        if records:
-            self._run_many(f"INSERT INTO toolproof_audit ({AUDIT_COLUMNS}) VALUES ({_marks(19)})",
-                           [audit_params(r) for r in records])
+        if not records:
+            return
+        rows = [storable_params(audit_params(r)) for r in records]
+
+        def write(run: ChainRun) -> int:
+            _, last = run("SELECT chain FROM toolproof_audit ORDER BY id DESC LIMIT 1", [()])
+            prev = (last[0][0] if last else None) or ""
+            chained = []
+            for row in rows:
+                digest = link(prev, row)
+                chained.append((*row, prev, digest))
+                prev = digest
+            return run(f"INSERT INTO toolproof_audit ({AUDIT_COLUMNS}, chain_prev, chain) VALUES ({_marks(21)})",
+                       chained)[0]
+
+        self._chained(write)
+
+    def verify_chain(self, kind: ChainKind, *, anchors: Sequence[str] = ()) -> ChainReport:
+        """Walk the audit or stop chain from its first row (in pages) and report the first broken link."""
+        return verify_rows(kind, self._chain_rows(kind), anchors)
+
+    def _chain_rows(self, kind: ChainKind) -> Iterator[tuple[str, str | None, str | None, Sequence[Any]]]:
+        if kind == "audit":
+            order, cols, pick = "id", AUDIT_COLUMNS, None
+        else:
+            order, cols, pick = "chain_seq", STOP_COLUMNS, _STOP_CHAINED
+        after: Any = -1
+        table = "toolproof_audit" if kind == "audit" else "toolproof_stops"
+        if kind == "stops":  # stops from before the chain first (no sequence), then the chain in order
+            _, rows = self._run(f"SELECT id, chain_prev, chain, {cols} FROM toolproof_stops WHERE chain_seq IS NULL"
+                                " ORDER BY at")
+            for row in rows:
+                yield str(row[0]), row[1], row[2], [row[3 + i] for i in pick or ()]
+        while True:
+            _, rows = self._run(f"SELECT {order}, chain_prev, chain, {cols} FROM {table} WHERE {order} > ?"
+                                f" ORDER BY {order} LIMIT ?", (after, CHAIN_PAGE))
+            for row in rows:
+                values = list(row[3:]) if pick is None else [row[3 + i] for i in pick]
+                yield (str(row[0]) if kind == "audit" else str(row[3])), row[1], row[2], values
+            if len(rows) < CHAIN_PAGE:
+                return
+            after = rows[-1][0]
 
     def list_audit(
         self, *, limit: int = 100, tool: str | None = None, call_id: str | None = None
@@ -464,13 +531,23 @@ class SqlStore(Store):
     def add_stop(self, stop: StopRecord) -> None:
         cols = STOP_COLUMNS.replace("id, ", "", 1)
         sets = ", ".join(f"{c.strip()} = excluded.{c.strip()}" for c in cols.split(","))
-        self._run(f"INSERT INTO toolproof_stops ({STOP_COLUMNS}) VALUES ({_marks(20)})"
-                  f" ON CONFLICT (id) DO UPDATE SET {sets}", stop_params(stop))
+        self._add_stop(stop, f"DO UPDATE SET {sets}")  # a stop written again keeps its link: it reads as edited
 
     def add_stop_once(self, stop: StopRecord) -> bool:
-        count, _ = self._run(f"INSERT INTO toolproof_stops ({STOP_COLUMNS}) VALUES ({_marks(20)})"
-                             " ON CONFLICT (id) DO NOTHING", stop_params(stop))
-        return count == 1
+        return self._add_stop(stop, "DO NOTHING") == 1
+
+    def _add_stop(self, stop: StopRecord, on_conflict: str) -> int:
+        row = storable_params(stop_params(stop))
+
+        def write(run: ChainRun) -> int:
+            _, last = run("SELECT chain, chain_seq FROM toolproof_stops WHERE chain_seq IS NOT NULL"
+                          " ORDER BY chain_seq DESC LIMIT 1", [()])
+            prev, seq = (last[0][0] or "", int(last[0][1])) if last else ("", 0)
+            digest = link(prev, [row[i] for i in _STOP_CHAINED])
+            return run(f"INSERT INTO toolproof_stops ({STOP_COLUMNS}, chain_prev, chain, chain_seq)"
+                       f" VALUES ({_marks(23)}) ON CONFLICT (id) {on_conflict}", [(*row, prev, digest, seq + 1)])[0]
+
+        return self._chained(write)
 
     def list_stops(
         self, *, resolved: bool | None = None, limit: int = 100, call_id: str | None = None

@@ -12,6 +12,7 @@ from typing import Any, Literal, TypeVar
 from urllib.parse import urlsplit, urlunsplit
 
 from .approval import ApprovalRequest, ApprovalStatus
+from .chain import ChainKind, ChainReport
 from .intent import Intent, IntentStatus
 from .pins import Pin
 from .query import (
@@ -317,6 +318,12 @@ class Store(ABC):
     async def aclose(self) -> None:
         """Close from inside an event loop (releases async connections too)."""
         await self._off_loop(self.close)
+
+    def verify_chain(self, kind: ChainKind, *, anchors: Sequence[str] = ()) -> ChainReport:
+        """The hash chain over audit (`kind="audit"`) or stop records checked from its first row (chain.py);
+        SQL stores keep one, a store in this process's memory does not (ValueError)."""
+        raise ValueError(f"the store {shown_url(self.url)} keeps no hash chain (only SQLite and PostgreSQL stores "
+                         "do: nothing of an in-memory store outlives the process)")
 
     def close(self) -> None:  # noqa: B027 - optional hook
         """Release connections and flush; a closed store is not used again."""

@@ -1,7 +1,8 @@
 """An in-memory store: the default for `Runner(toolset)`; state lives as long as the object, within bounds.
 
 Everything it keeps is bounded by count and by size (the JSON text of a row's arguments, outcome and texts;
-Python objects take about 2-3 times that): audit records (`max_audit`), finished journal intents
+Python objects take about 2-3 times that): audit records (`max_audit`, `max_audit_bytes`: counted at about
+their size in memory, `records.audit_bytes`; the oldest fall off), finished journal intents
 (`max_intents`, `max_intent_bytes`: the oldest finished first; an `in_flight` or `unknown` intent is never
 dropped, it is what stops a write from running twice) and stop records (`max_stops`, `max_stop_bytes`: the
 earliest resolved first, then the oldest). A resend of a write whose intent was dropped runs again: the
@@ -24,13 +25,16 @@ from .approval import ApprovalRequest, ApprovalStatus
 from .base import FinishStatus, Store
 from .intent import Intent, IntentStatus
 from .pins import Pin
-from .records import AuditRecord, EffectStatus, StopRecord
+from .records import AUDIT_ROW_BYTES, AuditRecord, EffectStatus, StopRecord, approx_bytes, audit_bytes
 
 log = logging.getLogger("toolproof")
 
 #: Bytes counted for a row's fixed fields (ids, times, statuses) on top of its JSON text.
 _ROW_BYTES: Final = 512
 _MIB: Final = 1024 * 1024
+# An audit entry's fixed part and each argument's key and value objects, as `records.audit_bytes` counts them.
+_PLAIN_ENTRY: Final = AUDIT_ROW_BYTES + 240
+_PLAIN_ITEM: Final = 56 + 16 + 56
 
 
 class _Fifo:
@@ -73,19 +77,24 @@ class MemoryStore(Store):
         self,
         *,
         max_audit: int = 100_000,
+        max_audit_bytes: int = 48 * _MIB,
         max_intents: int = 20_000,
         max_intent_bytes: int = 64 * _MIB,
         max_stops: int = 10_000,
         max_stop_bytes: int = 64 * _MIB,
     ) -> None:
-        if min(max_audit, max_intents, max_intent_bytes, max_stops, max_stop_bytes) < 1:
+        if min(max_audit, max_audit_bytes, max_intents, max_intent_bytes, max_stops, max_stop_bytes) < 1:
             raise ValueError("the bounds of a MemoryStore must be >= 1")
+        self.max_audit, self.max_audit_bytes = max_audit, max_audit_bytes
         self.max_intents, self.max_intent_bytes = max_intents, max_intent_bytes
         self.max_stops, self.max_stop_bytes = max_stops, max_stop_bytes
         self._lock = threading.Lock()
-        # A bounded deque: the oldest records fall off in O(1) (a list's `del [:n]` moved 100,000 rows a batch).
-        # It holds built records and, from `audit_sink`, entries that are built when read.
-        self._audit: deque[Any] = deque(maxlen=max_audit)
+        # Deques: the oldest records fall off in O(1) (a list's `del [:n]` moved 100,000 rows a batch). They hold
+        # built records and, from `audit_sink`, entries that are built when read, with the size of each.
+        self._audit: deque[Any] = deque()
+        self._audit_sizes: deque[int] = deque()
+        self._audit_bytes = 0
+        self._audit_lock = threading.Lock()  # the sink's own: a long read under `_lock` must not stall calls
         self._build: Callable[[Any], AuditRecord] | None = None
         self._stops: dict[str, StopRecord] = {}
         self._stop_sizes = _Fifo()  # every stop, oldest first
@@ -110,11 +119,45 @@ class MemoryStore(Store):
             return [p for k, p in sorted(self._pins.items()) if upstream is None or k[0] == upstream]
 
     def append_audit(self, records: Sequence[AuditRecord]) -> None:
-        with self._lock:
-            self._audit.extend(records)
+        for record in records:
+            self._keep_audit(record, audit_bytes(record.arguments, record.exception_message, record.traceback))
+
+    def _keep_audit(self, item: Any, size: int) -> None:
+        """Keep one record or entry; past `max_audit` records or `max_audit_bytes` the oldest fall off."""
+        with self._audit_lock:
+            self._audit.append(item)
+            self._audit_sizes.append(size)
+            self._audit_bytes += size
+            self._trim_audit()
+
+    def _sink(self, entry: tuple[Any, ...]) -> None:
+        """The hot path's audit entry, kept with its size: its arguments, the value an invalid call sent (in
+        the error) and the tool's exception text. A success with plain arguments is sized inline (this runs on
+        every call); anything else by `audit_bytes`."""
+        args, error, failure = entry[7], entry[12], entry[13]
+        size = _PLAIN_ENTRY
+        if type(args) is dict and error is None:
+            for value in args.values():
+                size += _PLAIN_ITEM + len(value) if type(value) is str else _PLAIN_ITEM + approx_bytes(value, 1)
+        else:
+            size = audit_bytes(args, *(failure[1:] if failure is not None else ()))
+            received = getattr(error, "received", None) if error is not None else None
+            if received is not None:
+                size += approx_bytes(received)
+        with self._audit_lock:
+            self._audit.append(entry)
+            self._audit_sizes.append(size)
+            self._audit_bytes += size
+            if self._audit_bytes > self.max_audit_bytes or len(self._audit) > self.max_audit:
+                self._trim_audit()
+
+    def _trim_audit(self) -> None:
+        while len(self._audit) > self.max_audit or (self._audit_bytes > self.max_audit_bytes and len(self._audit) > 1):
+            self._audit.popleft()
+            self._audit_bytes -= self._audit_sizes.popleft()
 
     def audit_sink(self, build: Callable[[Any], AuditRecord]) -> Callable[[Any], None] | None:
-        """Entries go straight into the bounded deque (one append, no thread) and are built when read; a
+        """Entries go straight into the bounded deque (an append and its size, no thread), built when read; a
         subclass that overrides `append_audit` gets built records through it instead.
 
         Earns its place: building a record on the writer's thread cost ~1.2 µs of every default call (it shares
@@ -124,7 +167,7 @@ class MemoryStore(Store):
         if self._build is not None and self._build is not build:
             raise ValueError("this MemoryStore already builds its audit entries with another function")
         self._build = build
-        return self._audit.append
+        return self._sink
 
     def _records(self, items: Iterable[Any]) -> Iterator[AuditRecord]:
         build = self._build
@@ -136,7 +179,9 @@ class MemoryStore(Store):
     ) -> list[AuditRecord]:
         with self._lock:
             rows = []
-            for r in self._records(reversed(list(self._audit))):  # a copy: the sink appends without the lock
+            with self._audit_lock:
+                held = list(self._audit)
+            for r in self._records(reversed(held)):  # a copy: the sink appends under its own lock
                 if (tool is None or r.tool == tool) and (call_id is None or r.call_id == call_id):
                     rows.append(r)
                     if len(rows) >= limit:
@@ -146,7 +191,9 @@ class MemoryStore(Store):
     def field_failures(self) -> list[tuple[str, str, str | None, int]]:
         counts: Counter[tuple[str, str, str | None]] = Counter()
         with self._lock:
-            for rec in self._records(list(self._audit)):  # a copy: the sink appends without the lock
+            with self._audit_lock:
+                held = list(self._audit)
+            for rec in self._records(held):  # a copy: the sink appends under its own lock
                 if rec.validation == "failed":
                     for name in rec.failing_fields or ("<arguments>",):
                         counts[(rec.tool, name, rec.schema_version)] += 1

@@ -41,6 +41,7 @@ from ._sql import (
     SQL_FOR_OPERATION,
     SQL_GET,
     SQL_RELEASE,
+    ChainRun,
     SqlStore,
     _like,
     dumps,
@@ -499,6 +500,26 @@ class PostgresStore(SqlStore):
         try:
             with conn.transaction():
                 cur.executemany(_pg(sql), [storable_params(row) for row in rows])
+        finally:
+            lane.give(conn, cur, until, poller)
+
+    def _chained(self, write: Callable[[ChainRun], int]) -> int:
+        """One transaction holding a transaction-level advisory lock of this schema's chain: writers in other
+        processes and hosts wait for it, so each row is chained to the one before it."""
+        lane = self._lane
+        conn, cur, until, poller = lane.take()
+
+        def run(sql: str, rows: Sequence[Sequence[Any]]) -> tuple[int, list[tuple[Any, ...]]]:
+            if len(rows) == 1:
+                cur.execute(_pg(sql), rows[0])
+                return cur.rowcount, cur.fetchall() if cur.description is not None else []
+            cur.executemany(_pg(sql), rows)
+            return cur.rowcount, []
+
+        try:
+            with conn.transaction():
+                cur.execute("SELECT pg_advisory_xact_lock(hashtext(current_schema() || '.toolproof_chain'))")
+                return write(run)
         finally:
             lane.give(conn, cur, until, poller)
 

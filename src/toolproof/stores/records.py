@@ -69,3 +69,41 @@ class StopRecord:
     exception_type: str | None = None
     exception_message: str | None = None
     traceback: str | None = None
+
+
+#: Bytes counted for a kept audit entry's fixed part (its tuple or record, ids, times, the error object).
+AUDIT_ROW_BYTES = 600
+
+
+def approx_bytes(value: Any, depth: int = 0) -> int:
+    """About what `value` takes in this process (CPython object sizes, rounded up): a bound by size that
+    costs no serialisation. Strings count their length; containers their items; anything else 64 bytes."""
+    kind = type(value)
+    if kind is str:
+        return 56 + len(value)
+    if kind is int or kind is float or kind is bool or value is None:
+        return 32
+    if depth > 32:
+        return 64
+    if kind is dict:
+        return 240 + sum(approx_bytes(k, depth + 1) + approx_bytes(v, depth + 1) for k, v in value.items())
+    if kind is list or kind is tuple:
+        return 64 + 8 * len(value) + sum(approx_bytes(v, depth + 1) for v in value)
+    if kind is bytes:
+        return 40 + len(value)
+    return 64
+
+
+def audit_bytes(arguments: Any, *texts: str | None) -> int:
+    """The size an audit entry or record is counted at: its fixed part, its arguments and its texts."""
+    if type(arguments) is dict:  # the common case, inline: validated arguments of a few plain values
+        size = AUDIT_ROW_BYTES + 240
+        for key, value in arguments.items():
+            size += (56 + len(key) if type(key) is str else approx_bytes(key, 1)) + (
+                56 + len(value) if type(value) is str else approx_bytes(value, 1))
+    else:
+        size = AUDIT_ROW_BYTES + approx_bytes(arguments)
+    for text in texts:
+        if text:
+            size += 56 + len(text)
+    return size

@@ -23,11 +23,11 @@ import os
 import sqlite3
 import threading
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any, Final
 
-from ._sql import SQL_FINISH, SQL_RELEASE, SqlStore, dumps, migrate, storable_params
+from ._sql import SQL_FINISH, SQL_RELEASE, ChainRun, SqlStore, dumps, migrate, storable_params
 from .base import FinishStatus, StoreNotFound, StoreUnavailable
 
 SYNCHRONOUS: Final = ("OFF", "NORMAL", "FULL", "EXTRA")
@@ -93,7 +93,7 @@ class SqliteStore(SqlStore):
                 migrate(db.execute, real="REAL", serial="INTEGER PRIMARY KEY AUTOINCREMENT", mark="?")
                 db.execute("COMMIT")
             except BaseException:
-                db.execute("ROLLBACK")
+                _rollback(db)
                 raise
 
     def schema_version(self) -> int:
@@ -151,13 +151,43 @@ class SqliteStore(SqlStore):
                 self._db.executemany(sql, [storable_params(row) for row in rows])
                 self._db.execute("COMMIT")
             except BaseException:
-                self._db.execute("ROLLBACK")
+                _rollback(self._db)
                 raise
+
+    def _chained(self, write: Callable[[ChainRun], int]) -> int:
+        """One BEGIN IMMEDIATE transaction: SQLite's write lock is the chain lock across processes."""
+        db = self._db
+
+        def run(sql: str, rows: Sequence[Sequence[Any]]) -> tuple[int, list[tuple[Any, ...]]]:
+            if len(rows) == 1:
+                cur = db.execute(sql, rows[0])
+                return cur.rowcount, cur.fetchall() if cur.description is not None else []
+            cur = db.executemany(sql, rows)
+            return cur.rowcount, []
+
+        with self._lock:
+            self._check_file()
+            db.execute("BEGIN IMMEDIATE")
+            try:
+                count = write(run)
+                db.execute("COMMIT")
+            except BaseException:
+                _rollback(db)
+                raise
+        return count
 
     def close(self) -> None:
         with self._lock:
             self.closed = True
             self._db.close()
+
+
+def _rollback(db: sqlite3.Connection) -> None:
+    """Roll back what is still open. SQLite itself ends the transaction on some errors (`SQLITE_FULL`: a full
+    disk); a ROLLBACK then raises "cannot rollback - no transaction is active", which would replace the error
+    that says what happened."""
+    if db.in_transaction:
+        db.execute("ROLLBACK")
 
 
 def _file_id(path: str) -> tuple[int, int] | None:

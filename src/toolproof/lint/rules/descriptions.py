@@ -7,6 +7,7 @@ import re
 from collections.abc import Iterator, Sequence
 from typing import Final
 
+from ...contract.untrusted import findings
 from ..config import LintConfig
 from ..model import ToolDef
 from ..text import STOPWORDS, canonical, cjk_chars, name_words, text_words
@@ -105,6 +106,22 @@ def check_no_return(tool: ToolDef, config: LintConfig) -> Iterator[Hit]:
                   "what comes back", "Add 'Returns ...' to the description, or publish an output schema.")
 
 
+def check_markup(tool: ToolDef, config: LintConfig) -> Iterator[Hit]:
+    """Words the model reads that carry markup, chat-template tokens or invisible characters (tool poisoning):
+    the same rule the gateway neutralises an untrusted upstream's listing with (`contract.untrusted`)."""
+    texts = [(tool.description_pointer, tool.description_text)]
+    for node in tool.nodes:
+        texts.extend((f"{node.pointer}/{key}", node.schema[key]) for key in ("description", "title")
+                     if isinstance(node.schema.get(key), str))
+    for pointer, text in texts:
+        found = findings(text, any_tag=False)
+        if found:
+            yield Hit(tool, pointer, f"the text carries {', '.join(found)}: a model reading the listing could take "
+                      "it for the harness or the system (tool poisoning)",
+                      "Remove the tags, tokens and invisible characters; the gateway serves an untrusted upstream's "
+                      "text neutralised.")
+
+
 RULES: Final = (
     Rule("TP201", "description-missing", "error", "The tool has no description.",
          "Without one the model guesses from the name alone.", "Write what it does, when (not) to use it, "
@@ -126,4 +143,8 @@ RULES: Final = (
     Rule("TP206", "description-no-return", "advice", "No output schema and the description does not say what "
          "comes back.", "The model plans the next step from what it expects back.",
          "Add 'Returns ...' or an output schema.", tool_check=check_no_return, family="descriptions"),
+    Rule("TP207", "description-markup", "error", "A description or title carries role or harness tags, "
+         "chat-template tokens or invisible characters.", "Text like `</tool_result><system>` or a zero-width "
+         "character in a listing can pose as the harness or hide instructions from a reviewer (tool poisoning).",
+         "Plain words only.", tool_check=check_markup, family="descriptions"),
 )

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator
 from typing import Any, Final
 
@@ -67,6 +68,44 @@ def check_contradiction(tool: ToolDef, config: LintConfig) -> Iterator[Hit]:
                   "Fix the annotation or the name; clients skip confirmation for read-only tools.")
 
 
+def check_read_only_and_destructive(tool: ToolDef, config: LintConfig) -> Iterator[Hit]:
+    ann = _annotations(tool)
+    if ann.get("readOnlyHint") is True and ann.get("destructiveHint") is True:
+        yield Hit(tool, "/annotations", f"{tool.label!r} is marked both read-only and destructive",
+                  "Keep one: readOnlyHint true for a tool that changes nothing, or readOnlyHint false with "
+                  "destructiveHint true for one that deletes or overwrites.")
+
+
+#: A description asking the model to mint a new key on every call: "unique for every request", "a new UUID
+#: for each call", "generate a fresh idempotency key each time". A retry then carries a new key and the
+#: owner does the write twice.
+_FRESH_KEY: Final = re.compile(
+    r"\b(?:unique|new|fresh|different|random)\b[^.;]{0,40}?\b(?:for|on|per|with|in)\s+(?:each|every|any)\s+"
+    r"(?:new\s+)?(?:request|call|invocation|attempt|retry|time|operation)\b"
+    r"|\b(?:generate|create|mint|use)\s+a\s+(?:new|fresh|different|random)\b[^.;]{0,30}?\b(?:each|every)\s+time\b",
+    re.IGNORECASE)
+_KEY_WORDS: Final = ("key", "token", "uuid", "nonce", "id", "reference", "request")
+
+
+def _fresh_key_texts(tool: ToolDef) -> Iterator[tuple[str, str]]:
+    """(pointer, text) of the tool's description and of each key-like parameter's description."""
+    yield tool.description_pointer, tool.description_text
+    for node in tool.nodes:
+        desc = node.schema.get("description")
+        if node.name and isinstance(desc, str) and any(w in node.name.lower() for w in _KEY_WORDS):
+            yield node.pointer + "/description", desc
+
+
+def check_fresh_key_per_call(tool: ToolDef, config: LintConfig) -> Iterator[Hit]:
+    for pointer, text in _fresh_key_texts(tool):
+        found = _FRESH_KEY.search(text)
+        if found:
+            yield Hit(tool, pointer, f"the description asks for a new key on every call ({found.group(0)!r}): a "
+                      "retried call then carries another key and the write happens twice",
+                      "Ask for one key per intended operation, reused on retries; better, derive it in the code.")
+            return
+
+
 RULES: Final = (
     Rule("TP501", "write-no-idempotency", "warning", "A write does not declare itself idempotent.",
          "An agent retries after timeouts; a non-idempotent write then happens twice.",
@@ -79,4 +118,11 @@ RULES: Final = (
     Rule("TP503", "annotation-contradicts-name", "warning", "A tool marked read-only is named like a write.",
          "Clients skip confirmation for read-only tools.", "Fix the annotation or the name.",
          tool_check=check_contradiction, family="effects"),
+    Rule("TP504", "read-only-and-destructive", "error", "A tool is marked both read-only and destructive.",
+         "The two hints contradict each other; clients pick one at random (skip or ask for confirmation).",
+         "Keep the hint that is true.", tool_check=check_read_only_and_destructive, family="effects"),
+    Rule("TP505", "fresh-key-per-call", "warning", "A description tells the model to send a new key (id, token, "
+         "UUID) on every request.", "A retried call then carries a new key, so the owner runs the write twice "
+         "(the double charge idempotency keys exist to prevent).", "One key per intended operation, reused on "
+         "retries.", tool_check=check_fresh_key_per_call, family="effects"),
 )

@@ -54,7 +54,7 @@ _COLLECTIONS: Final = frozenset({"list", "set", "number", "collection", "series"
                                   "group", "array", "bunch", "few"})
 
 
-def _actions_compatible(a: str | None, b: str | None) -> bool:
+def actions_compatible(a: str | None, b: str | None) -> bool:
     return a is None or b is None or a == b or (a in READ_ACTIONS and b in READ_ACTIONS)
 
 
@@ -165,7 +165,7 @@ def description_pairs(tools: Sequence[ToolDef], desc: Descriptions) -> Iterator[
         if a.label == b.label or not _comparable(desc, a, i) or not _comparable(desc, b, j):
             continue
         (va, sa, ra), (vb, sb, rb) = names[i], names[j]
-        if not _actions_compatible(va, vb) or one_vs_many(ra, rb):
+        if not actions_compatible(va, vb) or one_vs_many(ra, rb):
             continue
         if ra != rb and sorted(map(stem, ra)) == sorted(map(stem, rb)):
             continue  # converse: fahrenheit_to_celsius beside celsius_to_fahrenheit

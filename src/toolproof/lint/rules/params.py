@@ -306,16 +306,81 @@ def _has_examples(value: Any, depth: int = 0) -> bool:
     return depth > 0 and _has_examples(value.get("function"), depth - 1)
 
 
+#: Words that introduce an example, in the tool's or any parameter's description. No `\b` after "e.g.": a
+#: boundary between "." and the space that follows it does not exist, so "e.g. 2500" never matched.
+_EXAMPLE_WORDS: Final = re.compile(r"\b(?:examples?\b|e\.g\.|for instance\b|such as\b)", re.IGNORECASE)
+
+
 def check_no_examples(tool: ToolDef, config: LintConfig) -> Iterator[Hit]:
     if tool.schema_synthesized:
         return
     if not tool.properties or tool.examples or any(
             n.schema.get("examples") or n.schema.get("example") for n in tool.nodes) or _has_examples(tool.raw, 1):
         return
-    if re.search(r"\b(example|e\.g\.|for instance|such as)\b", tool.description_text, re.IGNORECASE):
+    texts = [tool.description_text, *(str(n.schema.get("description") or "") for n in tool.nodes)]
+    if any(_EXAMPLE_WORDS.search(text) for text in texts):
         return
     yield Hit(tool, tool.schema_pointer, "no example arguments anywhere (tool, schema or description)",
               "Add one or two realistic example calls (`examples`) or 'e.g.' values in parameter descriptions.")
+
+
+#: An HTTP field-name token (RFC 9110, 1*tchar): what an `x-mcp-header` name must be.
+_HTTP_TOKEN: Final = re.compile(r"^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$")
+#: The types an `x-mcp-header` property may have: the spec's string, integer and boolean, plus number, which
+#: the conformance suite annotates and the TypeScript and Ruby SDKs accept.
+_HEADER_TYPES: Final = frozenset({"string", "integer", "boolean", "number"})
+
+
+def _header_problems(schema: Any, root: str) -> Iterator[tuple[str, str]]:
+    """(pointer, problem) for each `x-mcp-header` that MCP 2026-07-28 clients reject: a name that is not an
+    HTTP token or repeats another (case-insensitively), a property that is not a primitive, or one reached
+    through anything but `properties` (items, anyOf, ...). Iterative, and each node once: hostile schemas
+    nest thousands deep or refer to themselves."""
+    seen: dict[str, str] = {}
+    visited: set[int] = set()
+    stack: list[tuple[Any, str, bool]] = [(schema, root, True)]
+    while stack:
+        node, pointer, reachable = stack.pop()
+        if not isinstance(node, (dict, list)) or id(node) in visited:
+            continue
+        visited.add(id(node))
+        if isinstance(node, list):
+            stack.extend(reversed([(item, f"{pointer}/{i}", False) for i, item in enumerate(node)]))
+            continue
+        if "x-mcp-header" in node:
+            problem = _header_problem(node, reachable, seen, pointer)
+            if problem is not None:
+                yield pointer, problem
+        children: list[tuple[Any, str, bool]] = []
+        for key, value in node.items():
+            if key == "properties" and isinstance(value, dict):
+                children += [(sub, f"{pointer}/properties/{prop}", reachable) for prop, sub in value.items()]
+            elif key != "x-mcp-header":
+                children.append((value, f"{pointer}/{key}", False))
+        stack.extend(reversed(children))  # popped in document order: the first of two equal names is kept
+
+
+def _header_problem(node: dict[str, Any], reachable: bool, seen: dict[str, str], pointer: str) -> str | None:
+    name, kind = node["x-mcp-header"], node.get("type")
+    if not isinstance(name, str) or not _HTTP_TOKEN.match(name):
+        return f"x-mcp-header {name!r} is not an HTTP token (letters, digits and !#$%&'*+-.^_`|~)"
+    if not reachable:
+        return f"x-mcp-header {name!r} is not reachable through `properties` alone"
+    if kind not in _HEADER_TYPES:
+        return f"x-mcp-header {name!r} is on a {kind!r} property (string, integer or boolean only)"
+    if name.lower() in seen:
+        return f"x-mcp-header {name!r} repeats the one at {seen[name.lower()]} (names are case-insensitive)"
+    seen[name.lower()] = pointer
+    return None
+
+
+def check_mcp_header(tool: ToolDef, config: LintConfig) -> Iterator[Hit]:
+    if tool.schema_synthesized or not isinstance(tool.input_schema, dict):
+        return
+    for pointer, problem in _header_problems(tool.input_schema, tool.schema_pointer):
+        yield Hit(tool, pointer, f"{problem}: clients of MCP 2026-07-28 drop the whole tool from tools/list",
+                  "Put x-mcp-header only on top-level or nested `properties` of type string, integer or boolean, "
+                  "with a unique HTTP token name.")
 
 
 def check_schema_not_object(tool: ToolDef, config: LintConfig) -> Iterator[Hit]:
@@ -389,4 +454,8 @@ RULES: Final = (
     Rule("TP317", "schema-not-object", "error", "The input schema is missing or not an object schema.",
          "MCP and the model APIs require an object schema for arguments.", "Publish an object schema.",
          tool_check=check_schema_not_object, family="params"),
+    Rule("TP318", "mcp-header-invalid", "error", "An `x-mcp-header` annotation breaks an MCP 2026-07-28 constraint "
+         "(HTTP token name, unique case-insensitively, primitive type, reached through `properties` only).",
+         "Conforming Streamable HTTP clients drop the whole tool from tools/list and only log a warning.",
+         "Fix the annotation.", tool_check=check_mcp_header, family="params"),
 )

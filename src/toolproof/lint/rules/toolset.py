@@ -13,7 +13,15 @@ from ..config import LintConfig
 from ..model import ToolDef
 from ..text import STOPWORDS, VERBS, canonical, name_words, stem, text_words
 from .base import Hit, Rule
-from .overlap import Descriptions, base_name, clusters, description_pairs, one_vs_many, said_apart
+from .overlap import (
+    Descriptions,
+    actions_compatible,
+    base_name,
+    clusters,
+    description_pairs,
+    one_vs_many,
+    said_apart,
+)
 
 _DIRECTION: Final = frozenset({"by", "to", "from", "into", "for", "per", "via"})
 _PLURAL_DESC: Final = 0.9  # singular/plural twins must read nearly alike to be look-alikes (else one vs many)
@@ -188,7 +196,39 @@ def lookalike_pairs(tools: Sequence[ToolDef], config: LintConfig) -> list[tuple[
                      "their names differ only in the action word")
             out[key] = (*key, f"description similarity {p.similarity:.2f}; both say: {', '.join(p.shared)}; "
                         f"{apart}", "say in each description what it does that the other does not")
+    for i, j, cosine in embedding_pairs(tools, config):
+        if (i, j) not in out:
+            out[(i, j)] = (i, j, f"descriptions alike in meaning (cosine {cosine:.2f}) under other names",
+                           "say in each description what it does that the other does not")
     return [out[k] for k in sorted(out)]
+
+
+def embedding_pairs(tools: Sequence[ToolDef], config: LintConfig) -> Iterator[tuple[int, int, float]]:
+    """Pairs whose descriptions mean the same by the static embedding model, whatever their names (the
+    `lookalike-embedding` threshold; off at 0). The lexical passes' exclusions hold: CRUD siblings, one vs
+    many, descriptions that name the other tool or give other numbers or another how-many."""
+    threshold = config.threshold("lookalike-embedding")
+    if config.encoder is None or threshold <= 0 or len(tools) < 2:
+        return
+    min_words = int(config.threshold("min-description-words"))
+    usable = [i for i, t in enumerate(tools) if len(text_words(t.description_text)) >= min_words]
+    if len(usable) < 2:
+        return
+    vectors = config.encoder.encode([tools[i].description_text for i in usable])
+    sims = vectors @ vectors.T
+    profiles, _ = _profiles(tools)
+    for x, i in enumerate(usable):
+        for y in range(x + 1, len(usable)):
+            j = usable[y]
+            cosine = float(sims[x, y])
+            a, b = profiles[i], profiles[j]
+            if cosine < threshold or a.name == b.name or not actions_compatible(a.verb, b.verb):
+                continue
+            if one_vs_many(a.obj_raw, b.obj_raw) or said_apart(tools[i], tools[j]):
+                continue
+            if _mentions(a.text, b.name) or _mentions(b.text, a.name):
+                continue
+            yield i, j, cosine
 
 
 def check_lookalike(tools: Sequence[ToolDef], config: LintConfig) -> Iterator[Hit]:

