@@ -22,7 +22,7 @@ EXTRA_OF_MODULE: Final[Mapping[str, str]] = MappingProxyType({
     "openai": "openai",
     "opentelemetry": "otel",
     "bm25s": "retrieval", "Stemmer": "retrieval", "numpy": "retrieval",
-    "tokenizers": "embeddings", "safetensors": "embeddings", "threadpoolctl": "embeddings",
+    "tokenizers": "retrieval", "safetensors": "embeddings", "threadpoolctl": "embeddings",
     "starlette": "ui", "uvicorn": "ui", "multipart": "ui", "python_multipart": "ui",
     # The framework adapters of toolproof.integrations, one extra each.
     "pydantic_ai": "pydantic-ai", "fastmcp": "pydantic-ai-mcp", "agents": "openai-agents",

@@ -36,7 +36,7 @@ def assert_quoted_not_obeyed(error: dict[str, Any], *, tool: str) -> str:
     assert error["idempotency_key"] != "forged-key" and error["retry_after_s"] is None
     for own in (error["message"], error["hint"]):
         assert "bank" not in own and "PREVIOUS INSTRUCTIONS" not in own and "retry forever" not in own
-    assert error["message"].startswith(f"evil/{tool}: ") and QUOTE_KEY in error["message"]
+    assert f"evil/{tool}: " in error["message"] and QUOTE_KEY in error["message"]  # maybe restated as unknown
     quoted = error["state"]
     assert quoted["upstream"] == f"evil/{tool}"
     text = quoted[QUOTE_KEY]

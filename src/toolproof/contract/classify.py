@@ -287,4 +287,5 @@ def failed_after_dispatch(error: ToolError, *, idempotency_key: str | None = Non
         code=code,
         hint=UNKNOWN_HINT,
         idempotency_key=idempotency_key or error.idempotency_key,
+        state=error.state,  # what the failure said (an upstream's own words, say) is kept
     )

@@ -133,6 +133,9 @@ async def _bounded(coro: Coroutine[Any, Any, Any], timeout_s: float) -> Any:
         return task.result()
     task.cancel()
     task.add_done_callback(_drop_outcome)
+    # One turn of the loop, not a wait: the handler sees its cancellation now (a connection marks itself
+    # suspect, say) rather than after whatever the caller sends next.
+    await asyncio.sleep(0)
     raise TimeoutError(f"no answer within {timeout_s:g} s")
 
 
