@@ -31,23 +31,30 @@ in one session at load ~1): +4.67 to +4.74 µs with defaults, +3.86 to +4.03 off
 +4.54 to +4.66 for the tree before this round.
 
 Then the execution core as one loop (2026-12-02): the unrolled read path (`drive_read_sync`), the `Then`
-continuations, the stage loop written four times and the `tuple.__new__` constructors gave way to one loop
-over stages (`stages.run`, a generator), steps for every effect, and two small effect drivers
-(`stores.steps.drive` / `adrive`). Measured against 1bf7213 with a conversation id (the loop guard on, what
-every framework adapter sends), two ways in one session:
-- instructions per call (valgrind callgrind, PYTHONHASHSEED=0, 3,000 calls minus none, the same script on both
-  trees): 55,204 at 1bf7213, 68,359 now (+24%);
-- CPU time, `python -m benchmarks.compare_trees OLD_SRC NEW_SRC` (a process per tree, alternating, best of
-  15 x 2,000 calls), at load ~12 from other work: median +8.14 µs over validation at 1bf7213, +10.89 now
-  (1.34x).
+continuations, the stage loop written four times, the twin classes whose `__class__` was swapped and the
+`tuple.__new__` constructors gave way to one loop over stages (`stages.run`, a generator), steps for every
+effect, two small effect drivers (`stores.steps.drive` / `adrive`) and values built by their own constructors
+(one generated `__init__`, `contract.values.value`). Measured against 1bf7213 with a conversation id (the loop
+guard on, what every framework adapter sends), in one session, instructions per call (valgrind callgrind,
+PYTHONHASHSEED=0, 3,000 calls minus none, the same script on both trees; the host's load cannot move them):
+- 1bf7213: 55,204 (no context: 51,110);
+- the one loop alone: 68,359 (+24%);
+- with the values built by the dataclasses' own constructors: 94,764; with `@value` instead: 81,131 (it earns
+  its place: 13,600 a call);
+- main after this round's merges (the audit trail's byte bounds add ~6,400): 87,570 (1.59x; no context 83,955).
+CPU time, `python -m benchmarks.compare_trees OLD_SRC NEW_SRC` (a process per tree, alternating, best of 15 x
+2,000 calls), for the one loop alone at load ~12: median +8.14 µs over validation at 1bf7213, +10.89 (1.34x).
 So the target (no slower than 1bf7213, within 5%) is not met. Where the difference goes (the events one call
 makes, `sys.setprofile`): 54 at 1bf7213, 66 now: two generators (the pipeline and the dispatch stage) created,
-resumed twice each and finished (one StopIteration caught in `drive`), the `Dispatch` and `Outcome` values
-built through their NamedTuple constructors, and the effect performed through `Effects.sync` and
-`dispatch_sync`. Every cut that would win it back needs what the round removed: a second, unrolled path for a
-read whose first attempt succeeds (what `drive_read_sync` bought: about 13,000 instructions, 1.5-2.5 µs a
-call), continuations instead of generators (a fourth way for a stage to answer), or constructors that bypass
-the classes' own (`tuple.__new__`, about 0.1 µs each). Left out, as the issue asks.
+resumed twice each and finished (one StopIteration caught in `drive`), the `Dispatch` and `Outcome` values built
+through their NamedTuple constructors, the effect performed through `Effects.sync` and `dispatch_sync`, and
+three values (`CallContext`, `Meta`, `Envelope`) built through a real `__init__` (~4,500 instructions each)
+instead of a twin class's. Every cut that would win it back needs what the round removed: a second, unrolled
+path for a read whose first attempt succeeds (what `drive_read_sync` bought: about 13,000 instructions, 1.5-2.5
+µs a call), continuations instead of generators (a fourth way for a stage to answer), twin classes (about
+9,000), or constructors that bypass the classes' own (`tuple.__new__`, about 0.1 µs each). Left out, as the
+issue asks. What is left to try honestly: fewer values per call (a call made with a context that has no call id
+builds a second `CallContext`; the success envelope builds a `Meta` and an `Envelope`).
 """
 
 from __future__ import annotations
