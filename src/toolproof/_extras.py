@@ -27,6 +27,8 @@ EXTRA_OF_MODULE: Final[Mapping[str, str]] = MappingProxyType({
     # The framework adapters of toolproof.integrations, one extra each.
     "pydantic_ai": "pydantic-ai", "fastmcp": "pydantic-ai-mcp", "agents": "openai-agents",
     "langchain_core": "langchain", "langgraph": "langchain", "anthropic": "anthropic",
+    # The durable engines.
+    "temporalio": "temporal", "dbos": "dbos",
 })
 
 

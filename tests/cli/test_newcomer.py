@@ -27,7 +27,7 @@ from toolproof._extras import EXTRA_OF_MODULE
 #: The extras a part of toolproof needs (not the sets of extras nor the peers' pins; pydantic-ai-mcp is
 #: pydantic-ai's MCP client beside `toolproof[mcp]`, known by its fastmcp).
 PART_EXTRAS = ("mcp", "postgres", "fleet", "openai", "otel", "retrieval", "embeddings", "ui", "pydantic-ai",
-               "openai-agents", "langchain", "anthropic")
+               "openai-agents", "langchain", "anthropic", "temporal", "dbos")
 
 
 def _without(modules: list[str], code: str, cwd: Path) -> subprocess.CompletedProcess[str]:

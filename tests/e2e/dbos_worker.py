@@ -28,6 +28,7 @@ from toolproof.contract.envelope import Envelope
 from toolproof.integrations.dbos import tool_step
 from toolproof.journal.journal import Journal
 from toolproof.stores.intent import Intent
+from toolproof.stores.steps import IoSteps
 
 MODE, SYSTEM_DB, STORE_URL, EFFECTS, READY = sys.argv[1:6]
 ORDERS = sys.argv[6:]
@@ -47,10 +48,12 @@ def _hang(name: str) -> None:
 
 
 class _HangingJournal(Journal):
-    """Crash mode: the write is recorded, then the process dies before DBOS checkpoints the step."""
+    """Crash mode: the write is recorded, then the process dies before DBOS checkpoints the step (the journal's
+    settle is steps, `recording`: the pause follows them)."""
 
-    def record(self, intent: Intent, tool: toolproof.Tool, envelope: Envelope, arguments: Any = None) -> Envelope:
-        recorded = super().record(intent, tool, envelope, arguments)
+    def recording(self, intent: Intent, tool: toolproof.Tool, envelope: Envelope, arguments: Any = None, *,
+                  dispatched: bool = True) -> IoSteps[Envelope]:
+        recorded = yield from super().recording(intent, tool, envelope, arguments, dispatched=dispatched)
         order = str((arguments or {}).get("order_id", ""))
         if not order.startswith("inhandler"):
             _hang(f"tp-{order}")

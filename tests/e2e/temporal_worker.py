@@ -18,6 +18,7 @@ import os
 import random
 import sqlite3
 import sys
+import time
 from datetime import timedelta
 from pathlib import Path
 from typing import Any
@@ -33,6 +34,7 @@ with workflow.unsafe.imports_passed_through():
     from toolproof.integrations.temporal import NON_RETRYABLE_TYPES, activities, call_tool
     from toolproof.journal.journal import Journal
     from toolproof.stores.intent import Intent
+    from toolproof.stores.steps import Io, IoSteps
 
 #: Fast retries for the tests: the kill is noticed at start_to_close (2 s), the retry follows at once.
 FAST = RetryPolicy(initial_interval=timedelta(seconds=0.2), backoff_coefficient=2.0,
@@ -115,16 +117,24 @@ class _Effects:
 
 
 class _HangingJournal(Journal):
-    """Crash mode: the write is recorded, then the worker dies before the activity completes."""
+    """Crash mode: the write is recorded, then the worker dies before the activity completes. The journal's
+    settle is steps (`recording`), so the pause is a step too: an `Io` whose async form is awaited."""
 
     effects: _Effects
 
-    async def arecord(self, intent: Intent, tool: toolproof.Tool, envelope: Envelope,
-                      arguments: Any = None) -> Envelope:
-        recorded = await super().arecord(intent, tool, envelope, arguments)
+    def recording(self, intent: Intent, tool: toolproof.Tool, envelope: Envelope, arguments: Any = None, *,
+                  dispatched: bool = True) -> IoSteps[Envelope]:
+        recorded = yield from super().recording(intent, tool, envelope, arguments, dispatched=dispatched)
         order = str((arguments or {}).get("order_id", ""))
         if self.effects.mode == "chaos" or not order.startswith("inhandler"):
-            await self.effects.hang(order)
+            if self.effects.mode == "chaos":  # READY_DIR/window-<pid> exists while an effect awaits completion
+                window = self.effects.ready / f"window-{os.getpid()}-{order}"
+                window.write_text(order)
+                yield Io(time.sleep, asyncio.sleep, (random.uniform(0.1, 0.5),))
+                window.unlink(missing_ok=True)
+            elif self.effects.mode == "crash":
+                (self.effects.ready / order).write_text(str(os.getpid()))
+                yield Io(time.sleep, asyncio.sleep, (3600,))
         return recorded
 
 
