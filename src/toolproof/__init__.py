@@ -35,7 +35,7 @@ from .contract.errors import (
     TransientUpstream,
     UnknownTool,
 )
-from .contract.tool import Secret, Tool, tool
+from .contract.tool import Secret, Tool, ToolOptions, tool
 from .contract.validate import Limits
 from .orchestration.breaker import BreakerConfig
 from .orchestration.policy import RetryPolicy, RunBudget
@@ -105,6 +105,7 @@ __all__ = [
     "Store",
     "Tool",
     "ToolError",
+    "ToolOptions",
     "Toolset",
     "TransientUpstream",
     "UnknownTool",

@@ -243,11 +243,59 @@ def _title(name: str) -> str:
 Handler = Callable[..., Any]
 
 
-@dataclass(frozen=True, eq=False, slots=True)
+class ToolOptions(TypedDict, total=False):
+    """Every option of a tool besides what defines it (name, description, schemas, handler) and its `effect`.
+
+    The one list: `@tool(...)`, `Tool.from_function` and `Tool.from_schema` take these as keyword arguments,
+    and `Tool._build` is the one home of their defaults (`idempotent`: True for reads, False for writes; `risk`
+    "low"; `limits` `DEFAULT_LIMITS`; `title` from the name; the rest empty). An unknown key is a TypeError.
+    """
+
+    idempotent: bool | None
+    risk: Risk
+    timeout_s: float | None
+    group: str | None
+    #: The arguments that identify one logical operation (default: all of them).
+    operation_keys: Sequence[str] | None
+    examples: Sequence[Mapping[str, Any]]
+    #: Parameters holding secrets besides those annotated `Secret` (a raw schema has no annotations).
+    secret_fields: Sequence[str]
+    #: A read-only tool to call while this one's breaker is open.
+    fallback: str | None
+    #: The upstream server an imported tool comes from.
+    upstream: str | None
+    open_world: bool
+    title: str | None
+    limits: Limits
+    #: Who must approve a call before it runs (see contract.approval); not part of the schema or fingerprint.
+    approval: Approval
+
+
+@dataclass(frozen=True, slots=True)
+class _Definition:
+    """What the model sees and what runs, as `from_function` or `from_schema` derived it."""
+
+    name: str
+    description: str
+    input_schema: dict[str, Any]
+    output_schema: dict[str, Any] | None
+    handler: Handler
+    schema_first: bool
+    secret_fields: frozenset[str] = frozenset()
+    context_param: str | None = None
+    defaults: Mapping[str, Any] = field(default_factory=dict)
+    converter: Callable[[dict[str, Any]], dict[str, Any]] | None = None
+    output_adapter: TypeAdapter[Any] | None = None
+    int_params: tuple[str, ...] = ()
+    known_params: list[str] | None = None
+
+
+@dataclass(frozen=True, eq=False, slots=True, kw_only=True)
 class Tool:
     """One tool: its model-facing definition, its policy facts and its handler.
 
-    Build one with `@toolproof.tool(...)` on a typed function, or `Tool.from_schema(...)` from a raw schema.
+    Build one with `@toolproof.tool(...)` on a typed function, or `Tool.from_schema(...)` from a raw schema;
+    the policy fields are the resolved `ToolOptions`.
     """
 
     name: str
@@ -257,32 +305,31 @@ class Tool:
     handler: Handler = field(repr=False)
     effect: Effect
     idempotent: bool
-    risk: Risk = "low"
-    timeout_s: float | None = None
-    group: str | None = None
-    operation_keys: tuple[str, ...] | None = None
-    examples: tuple[dict[str, Any], ...] = ()
-    secret_fields: frozenset[str] = frozenset()
-    secret_paths: frozenset[tuple[str, ...]] = frozenset()  # where arguments hold secrets: see contract.redaction
-    fallback: str | None = None
-    upstream: str | None = None
-    open_world: bool = False
-    title: str | None = None
-    is_async: bool = False
-    schema_version: str = ""
-    #: Who must approve a call before it runs (see contract.approval); not part of the schema or fingerprint.
-    approval: Approval = field(repr=False, default=None)
-    validator: ArgumentValidator = field(repr=False, default=None)  # type: ignore[assignment]
-    _context_param: str | None = field(repr=False, default=None)
-    _defaults: Mapping[str, Any] = field(repr=False, default_factory=dict)
-    _converter: Callable[[dict[str, Any]], dict[str, Any]] | None = field(repr=False, default=None)
-    _int_params: tuple[str, ...] = field(repr=False, default=())  # `int` parameters (`bind` makes 1.0 an int)
-    _output_adapter: TypeAdapter[Any] | None = field(repr=False, default=None)
-    _output_validator: Any = field(repr=False, default=None)
-    _schema_first: bool = field(repr=False, default=False)
+    risk: Risk
+    timeout_s: float | None
+    group: str | None
+    operation_keys: tuple[str, ...] | None
+    examples: tuple[dict[str, Any], ...]
+    secret_fields: frozenset[str]
+    secret_paths: frozenset[tuple[str, ...]]  # where arguments hold secrets: see contract.redaction
+    fallback: str | None
+    upstream: str | None
+    open_world: bool
+    title: str
+    is_async: bool
+    schema_version: str
+    approval: Approval = field(repr=False)
+    validator: ArgumentValidator = field(repr=False)
+    _context_param: str | None = field(repr=False)
+    _defaults: Mapping[str, Any] = field(repr=False)
+    _converter: Callable[[dict[str, Any]], dict[str, Any]] | None = field(repr=False)
+    _int_params: tuple[str, ...] = field(repr=False)  # `int` parameters (`bind` makes 1.0 an int)
+    _output_adapter: TypeAdapter[Any] | None = field(repr=False)
+    _output_validator: Any = field(repr=False)
+    _schema_first: bool = field(repr=False)
     #: The validated arguments are the handler's keyword arguments as they are (`bind` returns them untouched).
-    _plain_kwargs: bool = field(repr=False, default=False)
-    _hides_secrets: bool = field(repr=False, default=True)  # validated arguments must be walked before storing
+    _plain_kwargs: bool = field(repr=False)
+    _hides_secrets: bool = field(repr=False)  # validated arguments must be walked before storing
 
     # --- construction -------------------------------------------------------------------------------------
 
@@ -292,21 +339,13 @@ class Tool:
         fn: Handler,
         *,
         effect: Effect,
-        idempotent: bool | None = None,
-        risk: Risk = "low",
-        timeout_s: float | None = None,
-        group: str | None = None,
         name: str | None = None,
         description: str | None = None,
-        operation_keys: Sequence[str] | None = None,
-        examples: Sequence[Mapping[str, Any]] = (),
-        fallback: str | None = None,
-        open_world: bool = False,
-        limits: Limits = DEFAULT_LIMITS,
-        approval: Approval = None,
+        **options: Unpack[ToolOptions],
     ) -> Tool:
+        """A tool from a typed function: its parameters become a strict schema, its docstring the description."""
         tool_name = name or fn.__name__
-        _check_policy(tool_name, effect, risk, timeout_s)
+        _check_policy(tool_name, effect, options)
         doc_text, param_docs = _parse_docstring(fn.__doc__)
         desc = (description or doc_text).strip()
         if not desc:
@@ -364,32 +403,21 @@ class Tool:
         converter = _model_converter(model, list(fields)) if convert else None
 
         output_schema, adapter = _output_for(tool_name, hints.get("return", inspect.Signature.empty))
-        return cls._build(
+        definition = _Definition(
             name=tool_name,
             description=desc,
             input_schema=input_schema,
             output_schema=output_schema,
             handler=fn,
-            effect=effect,
-            idempotent=idempotent,
-            risk=risk,
-            timeout_s=timeout_s,
-            group=group,
-            operation_keys=operation_keys,
-            examples=examples,
+            schema_first=False,
             secret_fields=frozenset(secrets),
-            fallback=fallback,
-            open_world=open_world,
-            is_async=inspect.iscoroutinefunction(fn),
             context_param=context_param,
             defaults=defaults,
             converter=converter,
             output_adapter=adapter,
-            limits=limits,
-            schema_first=False,
             int_params=() if converter is not None else tuple(int_params),
-            approval=approval,
         )
+        return cls._build(definition, effect, options)
 
     @classmethod
     def from_schema(
@@ -400,94 +428,38 @@ class Tool:
         handler: Callable[[dict[str, Any], CallContext], Any | Awaitable[Any]],
         *,
         effect: Effect,
-        idempotent: bool | None = None,
-        risk: Risk = "low",
-        timeout_s: float | None = None,
-        group: str | None = None,
         output_schema: Mapping[str, Any] | None = None,
-        operation_keys: Sequence[str] | None = None,
-        examples: Sequence[Mapping[str, Any]] = (),
-        secret_fields: Sequence[str] = (),
-        fallback: str | None = None,
-        upstream: str | None = None,
-        open_world: bool = False,
-        title: str | None = None,
-        limits: Limits = DEFAULT_LIMITS,
-        approval: Approval = None,
+        **options: Unpack[ToolOptions],
     ) -> Tool:
         """A tool from a raw JSON Schema; `handler(arguments, context)` gets the validated arguments dict.
 
         The schema is used as given (an imported tool is validated against its upstream's own schema).
         """
-        _check_policy(name, effect, risk, timeout_s)
+        _check_policy(name, effect, options)
         if not isinstance(input_schema, Mapping) or input_schema.get("type", "object") != "object":
             raise DefinitionError(f"tool {name!r}: the input schema must be a JSON object schema")
         schema = copy.deepcopy(dict(input_schema))
         schema.setdefault("type", "object")
         props = schema.get("properties") or {}
-        return cls._build(
+        definition = _Definition(
             name=name,
             description=description or "",
             input_schema=schema,
             output_schema=copy.deepcopy(dict(output_schema)) if output_schema else None,
             handler=handler,
-            effect=effect,
-            idempotent=idempotent,
-            risk=risk,
-            timeout_s=timeout_s,
-            group=group,
-            operation_keys=operation_keys,
-            examples=examples,
-            secret_fields=frozenset(secret_fields),
-            fallback=fallback,
-            upstream=upstream,
-            open_world=open_world,
-            title=title,
-            is_async=inspect.iscoroutinefunction(handler),
-            context_param=None,
-            defaults={},
-            converter=None,
-            output_adapter=None,
-            limits=limits,
             schema_first=True,
             known_params=list(props) if isinstance(props, Mapping) else [],
-            approval=approval,
         )
+        return cls._build(definition, effect, options)
 
     @classmethod
-    def _build(
-        cls,
-        *,
-        name: str,
-        description: str,
-        input_schema: dict[str, Any],
-        output_schema: dict[str, Any] | None,
-        handler: Handler,
-        effect: Effect,
-        idempotent: bool | None,
-        risk: Risk,
-        timeout_s: float | None,
-        group: str | None,
-        operation_keys: Sequence[str] | None,
-        examples: Sequence[Mapping[str, Any]],
-        secret_fields: frozenset[str],
-        fallback: str | None,
-        open_world: bool,
-        is_async: bool,
-        context_param: str | None,
-        defaults: dict[str, Any],
-        converter: Callable[[dict[str, Any]], dict[str, Any]] | None,
-        output_adapter: TypeAdapter[Any] | None,
-        limits: Limits,
-        schema_first: bool,
-        upstream: str | None = None,
-        title: str | None = None,
-        known_params: list[str] | None = None,
-        int_params: tuple[str, ...] = (),
-        approval: Approval = None,
-    ) -> Tool:
+    def _build(cls, d: _Definition, effect: Effect, options: ToolOptions) -> Tool:
+        """The tool of a definition under its options: the one home of the options' defaults."""
+        name, input_schema, output_schema = d.name, d.input_schema, d.output_schema
+        approval = options.get("approval")
         check_approval(name, approval)
-        params = known_params if known_params is not None else list(input_schema.get("properties", {}))
+        operation_keys = options.get("operation_keys")
+        params = d.known_params if d.known_params is not None else list(input_schema.get("properties", {}))
         if operation_keys is not None:
             unknown = [k for k in operation_keys if k not in params]
             if unknown:
@@ -495,7 +467,7 @@ class Tool:
         required = set(input_schema.get("required", ()))
         optional = frozenset(p for p in params if p not in required)
         try:
-            validator = ArgumentValidator(input_schema, limits, optional=optional)
+            validator = ArgumentValidator(input_schema, options.get("limits", DEFAULT_LIMITS), optional=optional)
         except (ValueError, TypeError) as exc:
             raise DefinitionError(f"tool {name!r}: the input schema does not compile ({exc})") from None
         output_validator = None
@@ -506,47 +478,48 @@ class Tool:
                 output_validator = jsonschema_rs.validator_for(output_schema, validate_formats=True)
             except (ValueError, TypeError) as exc:
                 raise DefinitionError(f"tool {name!r}: the output schema does not compile ({exc})") from None
-        example_list = tuple(dict(e) for e in examples)
-        for example in example_list:
+        examples = tuple(dict(e) for e in options.get("examples", ()))
+        for example in examples:
             try:
                 validator.parse(example)
             except InvalidArgument as exc:
                 raise DefinitionError(f"tool {name!r}: example {example!r} is invalid: {exc.message}") from None
-        version = fingerprint(name, description, input_schema, output_schema)
+        secret_fields = d.secret_fields | frozenset(options.get("secret_fields", ()))
         paths = secret_paths(input_schema, secret_fields)
+        idempotent = options.get("idempotent")
         return cls(
             name=name,
-            description=description,
+            description=d.description,
             input_schema=input_schema,
             output_schema=output_schema,
-            handler=handler,
+            handler=d.handler,
             effect=effect,
             idempotent=(effect == "read") if idempotent is None else bool(idempotent),
-            risk=risk,
-            timeout_s=timeout_s,
-            group=group,
+            risk=options.get("risk", "low"),
+            timeout_s=options.get("timeout_s"),
+            group=options.get("group"),
             operation_keys=tuple(operation_keys) if operation_keys is not None else None,
-            examples=example_list,
+            examples=examples,
             secret_fields=secret_fields,
             secret_paths=paths,
-            fallback=fallback,
-            upstream=upstream,
-            open_world=open_world,
-            title=title or _title(name),
-            is_async=is_async,
-            schema_version=version,
+            fallback=options.get("fallback"),
+            upstream=options.get("upstream"),
+            open_world=options.get("open_world", False),
+            title=options.get("title") or _title(name),
+            is_async=inspect.iscoroutinefunction(d.handler),
+            schema_version=fingerprint(name, d.description, input_schema, output_schema),
             approval=approval,
             validator=validator,
-            _context_param=context_param,
-            _defaults=defaults,
-            _converter=converter,
-            _int_params=int_params,
-            _output_adapter=output_adapter,
+            _context_param=d.context_param,
+            _defaults=d.defaults,
+            _converter=d.converter,
+            _int_params=d.int_params,
+            _output_adapter=d.output_adapter,
             _output_validator=output_validator,
-            _schema_first=schema_first,
+            _schema_first=d.schema_first,
             # A wrapper (functools.wraps) gets its defaults from `defaults`, not from Python: not plain.
-            _plain_kwargs=not schema_first and converter is None and not int_params and context_param is None
-            and not hasattr(handler, "__wrapped__"),
+            _plain_kwargs=not d.schema_first and d.converter is None and not d.int_params
+            and d.context_param is None and not hasattr(d.handler, "__wrapped__"),
             _hides_secrets=bool(paths) or schema_may_hide_secrets(input_schema),
         )
 
@@ -619,7 +592,14 @@ def _broken_contract(name: str) -> InternalError:
     )
 
 
-def _check_policy(name: str, effect: Any, risk: Any, timeout_s: float | None) -> None:
+def _check_option_names(options: Mapping[str, Any]) -> None:
+    unknown = sorted(options.keys() - ToolOptions.__optional_keys__)
+    if unknown:
+        raise TypeError(f"unexpected tool option(s): {', '.join(unknown)} (see toolproof.ToolOptions)")
+
+
+def _check_policy(name: str, effect: Any, options: ToolOptions) -> None:
+    _check_option_names(options)
     if not isinstance(name, str) or not NAME_RE.match(name):
         raise DefinitionError(
             f"tool name {name!r} must match {NAME_RE.pattern} (MCP clients and model APIs reject others); to only "
@@ -630,8 +610,10 @@ def _check_policy(name: str, effect: Any, risk: Any, timeout_s: float | None) ->
             f"tool {name!r}: effect is required and must be 'read' or 'write' (got {effect!r}); "
             "there is no silent default"
         )
+    risk = options.get("risk", "low")
     if risk not in ("low", "high"):
         raise DefinitionError(f"tool {name!r}: risk must be 'low' or 'high' (got {risk!r})")
+    timeout_s = options.get("timeout_s")
     if timeout_s is not None and not (isinstance(timeout_s, int | float) and timeout_s > 0):
         raise DefinitionError(f"tool {name!r}: timeout_s must be a positive number")
 
@@ -670,33 +652,24 @@ def _output_for(tool_name: str, annotation: Any) -> tuple[dict[str, Any] | None,
 # --- the decorator -------------------------------------------------------------------------------------------
 
 
-class ToolOptions(TypedDict, total=False):
-    """What `@tool(...)` passes on to `Tool.from_function` besides `effect` (its defaults live there)."""
-
-    idempotent: bool | None
-    risk: Risk
-    timeout_s: float | None
-    group: str | None
-    name: str | None
-    description: str | None
-    operation_keys: Sequence[str] | None
-    examples: Sequence[Mapping[str, Any]]
-    fallback: str | None
-    open_world: bool
-    limits: Limits
-    approval: Approval
-
-
 @overload
 def tool(fn: Handler, /) -> Tool: ...
 
 
 @overload
-def tool(*, effect: Effect, **options: Unpack[ToolOptions]) -> Callable[[Handler], Tool]: ...
+def tool(
+    *, effect: Effect, name: str | None = None, description: str | None = None, **options: Unpack[ToolOptions]
+) -> Callable[[Handler], Tool]: ...
 
 
 def tool(
-    fn: Handler | None = None, /, *, effect: Effect = _UNSET, **options: Unpack[ToolOptions]
+    fn: Handler | None = None,
+    /,
+    *,
+    effect: Effect = _UNSET,
+    name: str | None = None,
+    description: str | None = None,
+    **options: Unpack[ToolOptions],
 ) -> Tool | Callable[[Handler], Tool]:
     """Define a tool from a typed function. `effect` ("read" or "write") is required: no silent default.
 
@@ -705,11 +678,9 @@ def tool(
     operation (default: all). `fallback` names a read-only tool to call while this one's breaker is open.
     `approval` ("always", "never" or a policy of the validated arguments and the context) makes a call wait
     for a person's approval before it runs (see toolproof.contract.approval). The other options are those of
-    `Tool.from_function`.
+    `ToolOptions`.
     """
-    unknown = sorted(options.keys() - ToolOptions.__optional_keys__)
-    if unknown:
-        raise TypeError(f"tool() got unexpected keyword argument(s): {', '.join(unknown)}")
+    _check_option_names(options)
 
     def decorate(func: Handler) -> Tool:
         if effect is _UNSET:
@@ -717,7 +688,7 @@ def tool(
                 f"tool {getattr(func, '__name__', '?')!r}: effect is required: @tool(effect='read') or "
                 "@tool(effect='write')"
             )
-        return Tool.from_function(func, effect=effect, **options)
+        return Tool.from_function(func, effect=effect, name=name, description=description, **options)
 
     if fn is not None:
         return decorate(fn)
