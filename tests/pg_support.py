@@ -99,3 +99,14 @@ def drop_schema(dsn: str, schema: str) -> None:
 
     with psycopg.connect(dsn, autocommit=True) as conn:
         conn.execute(f'DROP SCHEMA IF EXISTS "{schema}" CASCADE')
+
+
+@contextmanager
+def schema_url() -> Iterator[str]:
+    """A URL of the server with a schema of its own, dropped afterwards."""
+    with postgres_server() as dsn:
+        schema = unique_schema()
+        try:
+            yield with_schema(dsn, schema)
+        finally:
+            drop_schema(dsn, schema)

@@ -35,7 +35,7 @@ from .contract.errors import (
     TransientUpstream,
     UnknownTool,
 )
-from .contract.tool import Secret, Tool, ToolOptions, tool
+from .contract.tool import NOT_DONE, Secret, Tool, ToolOptions, tool
 from .contract.validate import Limits
 from .orchestration.breaker import BreakerConfig
 from .orchestration.policy import RetryPolicy, RunBudget
@@ -71,6 +71,7 @@ def __getattr__(name: str) -> object:
 
 
 __all__ = [
+    "NOT_DONE",
     "AuditRecord",
     "AuthFailed",
     "BreakerConfig",
@@ -120,6 +121,6 @@ __all__ = [
 ]
 
 for _name in __all__:
-    if _name not in ("__version__", "PostgresStore", "Hook"):
+    if _name not in ("__version__", "PostgresStore", "Hook", "NOT_DONE"):
         _publish(globals()[_name])
 del _name

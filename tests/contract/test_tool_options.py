@@ -28,6 +28,7 @@ NON_DEFAULT: dict[str, Any] = {
     "title": "Place it",
     "limits": Limits(max_string_chars=3),
     "approval": "always",
+    "verify": lambda sku: sku,
 }
 SHOWN: dict[str, Any] = {
     "operation_keys": ("sku",),

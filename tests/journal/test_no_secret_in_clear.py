@@ -18,7 +18,7 @@ from typing import Annotated, Any
 import pytest
 
 import toolproof
-from tests.pg_support import drop_schema, postgres_server, unique_schema, with_schema
+from tests.pg_support import schema_url
 from toolproof import CallContext, Runner, Toolset
 from toolproof.contract.errors import TransientUpstream
 from toolproof.contract.redaction import REDACTED
@@ -126,12 +126,8 @@ def test_sqlite_file_holds_no_secret(tmp_path: Path) -> None:
 
 @pytest.fixture(scope="module")
 def pg_url() -> Iterator[str]:
-    with postgres_server() as dsn:
-        schema = unique_schema()
-        try:
-            yield with_schema(dsn, schema)
-        finally:
-            drop_schema(dsn, schema)
+    with schema_url() as url:
+        yield url
 
 
 def test_postgres_holds_no_secret(pg_url: str) -> None:

@@ -33,7 +33,7 @@ from .redaction import schema_may_hide_secrets, secret_paths
 from .validate import DEFAULT_LIMITS, ArgumentValidator, Limits
 
 __all__ = [
-    "NAME_RE", "Effect", "Handler", "Risk", "Secret", "Tool", "ToolOptions", "fingerprint", "inline_schema",
+    "NAME_RE", "NOT_DONE", "Effect", "Handler", "Risk", "Secret", "Tool", "ToolOptions", "fingerprint", "inline_schema",
     "strict_schema", "tool"
 ]
 
@@ -269,6 +269,26 @@ class ToolOptions(TypedDict, total=False):
     limits: Limits
     #: Who must approve a call before it runs (see contract.approval); not part of the schema or fingerprint.
     approval: Approval
+    #: A write's check of the outside world when its outcome is unknown: called with the tool's own arguments,
+    #: it returns the tool's result when the effect happened, `NOT_DONE` when it did not; a raise means "cannot
+    #: tell" (see docs/idempotency.md, "Settled by verify").
+    verify: Handler | None
+
+
+class _NotDone:
+    """What a `verify` hook returns when the effect did not happen (a singleton: `toolproof.NOT_DONE`)."""
+
+    __slots__ = ()
+
+    def __repr__(self) -> str:
+        return "toolproof.NOT_DONE"
+
+    def __reduce__(self) -> str:
+        return "NOT_DONE"
+
+
+#: `verify` says the write's effect did not happen: the write may be sent again under the same key.
+NOT_DONE: Final = _NotDone()
 
 
 @dataclass(frozen=True, slots=True)
@@ -319,6 +339,7 @@ class Tool:
     is_async: bool
     schema_version: str
     approval: Approval = field(repr=False)
+    verify: Handler | None = field(repr=False)
     validator: ArgumentValidator = field(repr=False)
     _context_param: str | None = field(repr=False)
     _defaults: Mapping[str, Any] = field(repr=False)
@@ -487,6 +508,10 @@ class Tool:
         secret_fields = d.secret_fields | frozenset(options.get("secret_fields", ()))
         paths = secret_paths(input_schema, secret_fields)
         idempotent = options.get("idempotent")
+        verify = options.get("verify")
+        if verify is not None and (effect != "write" or not callable(verify)):
+            raise DefinitionError(f"tool {name!r}: verify must be a function, and only a write has one (it settles "
+                                  "a write whose outcome is unknown)")
         return cls(
             name=name,
             description=d.description,
@@ -509,6 +534,7 @@ class Tool:
             is_async=inspect.iscoroutinefunction(d.handler),
             schema_version=fingerprint(name, d.description, input_schema, output_schema),
             approval=approval,
+            verify=verify,
             validator=validator,
             _context_param=d.context_param,
             _defaults=d.defaults,

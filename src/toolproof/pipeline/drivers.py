@@ -63,15 +63,18 @@ def dispatch_sync(effect: Dispatch, clock: Clock) -> Outcome:
     if not tool.is_async and (tool.timeout_s is None or timeout is None):
         return run_here(tool.handler, bound, clock)
     start = clock.monotonic()
+    future: Future[Any] | None = None
     try:
         if tool.is_async:
-            value = _run_coroutine_blocking(tool.handler(*effect.args, **effect.kwargs), timeout)
+            future = _run_coroutine_blocking(tool.handler(*effect.args, **effect.kwargs), timeout)
         else:
-            outcome: Outcome = _in_thread(f"toolproof-{tool.name}", run_here, (tool.handler, bound, clock)).result(
-                timeout)
-            return outcome
+            future = _in_thread(f"toolproof-{tool.name}", run_here, (tool.handler, bound, clock))
+        value = future.result(timeout)
     except Exception as exc:
-        return Outcome(None, exc, clock.monotonic() - start)
+        return Outcome(None, exc, clock.monotonic() - start, None if future is None or future.done() else future)
+    if not tool.is_async:  # `run_here`'s own Outcome, from the handler's thread
+        finished: Outcome = value
+        return finished
     return Outcome(value, None, clock.monotonic() - start)
 
 
@@ -103,8 +106,12 @@ async def dispatch_async(effect: Dispatch, clock: Clock) -> Outcome:
             value = await (coro if timeout is None else _bounded(coro, timeout))
         elif timeout is not None:
             future = _in_thread(f"toolproof-{tool.name}", run_here, (tool.handler, bound, clock))
-            done: Outcome = await asyncio.wait_for(asyncio.wrap_future(future), timeout)
-            return done
+            done, _ = await asyncio.wait((asyncio.wrap_future(future),), timeout=timeout)
+            if not done:
+                return Outcome(None, TimeoutError(f"no answer within {timeout:g} s"), clock.monotonic() - start,
+                               future)
+            finished: Outcome = future.result()
+            return finished
         else:
             return await asyncio.to_thread(run_here, tool.handler, bound, clock)
     except Exception as exc:
@@ -167,23 +174,30 @@ def _in_thread(label: str, fn: Callable[..., Any], args: tuple[Any, ...]) -> Fut
     return future
 
 
-def _run_coroutine_blocking(coro: Any, timeout_s: float | None) -> Any:
-    """Run an async handler from the sync path (not from inside a running event loop).
+def _run_coroutine_blocking(coro: Any, timeout_s: float | None) -> Future[Any]:
+    """Run an async handler from the sync path (not from inside a running event loop): its future, done unless
+    it runs on under a time limit.
 
     Under a time limit it runs in its own loop on a daemon thread: the caller stops waiting at the limit even
     when the handler swallows its cancellation or blocks its loop.
     """
+    future: Future[Any] = Future()
     try:
         asyncio.get_running_loop()
     except RuntimeError:
         pass
     else:
         coro.close()
-        raise RuntimeError("call_sync() on an async tool from inside an event loop: use `await runner.call()`")
-    if timeout_s is None:
-        return asyncio.run(coro)
+        future.set_exception(RuntimeError(
+            "call_sync() on an async tool from inside an event loop: use `await runner.call()`"))
+        return future
+    if timeout_s is not None:
+        async def bounded() -> Any:
+            return await _bounded(coro, timeout_s)
 
-    async def bounded() -> Any:
-        return await _bounded(coro, timeout_s)
-
-    return _in_thread("toolproof-async-handler", asyncio.run, (bounded(),)).result(timeout_s)
+        return _in_thread("toolproof-async-handler", asyncio.run, (bounded(),))
+    try:
+        future.set_result(asyncio.run(coro))
+    except Exception as exc:
+        future.set_exception(exc)
+    return future

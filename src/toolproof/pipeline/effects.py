@@ -9,6 +9,7 @@ from __future__ import annotations
 import asyncio
 import time
 from collections.abc import Awaitable, Callable, Generator, Mapping
+from concurrent.futures import Future
 from dataclasses import dataclass
 from typing import Any, Final, NamedTuple, TypeAlias
 
@@ -41,11 +42,14 @@ Effect: TypeAlias = Dispatch | Sleep | Io
 
 
 class Outcome(NamedTuple):
-    """What a dispatch produced: a value, or the exception the handler raised, and how long it took."""
+    """What a dispatch produced: a value, or the exception the handler raised, and how long it took; after a
+    time limit, the attempt still running on its thread (`running`), which a verify waits out before it may
+    say "not done" (a second dispatch must never race it)."""
 
     value: Any
     error: Exception | None
     elapsed_s: float
+    running: Future[Any] | None = None
 
 
 #: A stage's steps: yields effects, is sent their results, returns the envelope that ends the call or None.

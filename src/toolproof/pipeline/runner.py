@@ -93,7 +93,8 @@ class Runner:
     `postgresql://...` to share them with a fleet of workers; see toolproof.fleet), `unknown_conversation`
     and `clarify_window_s` (what an identical write from a call naming no conversation gets: `"clarify"`,
     needs_clarification for `clarify_window_s`, default the journal's retention; or `"replay"`, merged;
-    see docs/idempotency.md, "Who is asking").
+    see docs/idempotency.md, "Who is asking"), `lease_s` (how long a write's claim is trusted without its
+    worker; default twice its tool's timeout plus 30 s, at least 60 s, or 300 s for a tool with none).
     """
 
     #: The stages every call runs, in order (see `toolproof.pipeline.stages`); a subclass (or an instance) may
@@ -134,6 +135,7 @@ class Runner:
         unknown_conversation: UnknownConversation = "clarify",
         clarify_window_s: float | None = None,
         approval_ttl_s: float = DEFAULT_TTL_S,
+        lease_s: float | None = None,
     ) -> None:
         if not isinstance(toolset, Toolset):
             raise TypeError(f"Runner needs a toolproof.Toolset, got {type(toolset).__name__}")
@@ -143,7 +145,7 @@ class Runner:
         self._env = Env(
             toolset=toolset, clock=clock, store=opened,
             journal=Journal(opened, now=clock.time, unknown_conversation=unknown_conversation,
-                            clarify_window_s=clarify_window_s),
+                            clarify_window_s=clarify_window_s, lease_s=lease_s),
             writer=writer,
             retry=retry if retry is not None else RetryPolicy(max_attempts=1, max_wall_s=None),
             budget=budget,
@@ -195,6 +197,12 @@ class Runner:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+    async def __aenter__(self) -> Runner:
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.aclose()
 
     def breaker(self, name: str) -> Breaker | None:
         """The breaker for a tool or upstream name (created on first use), or None when it has none."""

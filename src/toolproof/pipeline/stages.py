@@ -43,6 +43,7 @@ from ..stores.intent import Intent
 from ..stores.records import StopRecord
 from .effects import Dispatch, Effect, Io, Outcome, Pipeline, Sleep, Steps
 from .state import CallState, Env, Stage, Step
+from .verify import Verdict, settling, verdict
 
 __all__ = ["STAGES", "Stage", "Step", "approval", "audit", "claim", "dispatch", "give_up", "guard", "plan", "run",
            "settle", "validate"]
@@ -128,17 +129,53 @@ def claim_intent(env: Env, s: CallState) -> Steps:
     assert s.key is not None and s.args is not None
     tool, call_id = s.tool, s.context.call_id or ""
     intent = env.journal.new_intent(tool, s.args, s.context, s.key)
-    found, tries = yield from claim_retrying(env, s, intent)
-    if found.kind == "proceed":
-        s.intent = intent
+    while True:
+        found, tries = yield from claim_retrying(env, s, intent)
+        if found.kind == "proceed":
+            s.intent = intent
+            return None
+        if found.kind == "replay":
+            audit(env, s, "replayed", attempt=0)  # the trail shows every answer, a stored one too
+            return replay_envelope(found.intent, tool, call_id)
+        assert found.error is not None
+        if journal_down(found):
+            return (yield from journal_gone(env, s, found.error, tries))
+        if not verifiable(s, found):
+            return Envelope.failure(found.error, Meta(tool.name, call_id, tool.schema_version, 0, s.key.key))
+        envelope = yield from verify_entry(env, s, found)
+        if envelope is not None:
+            return envelope  # else the key was released (not done) or settled meanwhile: claim again
+
+
+def verifiable(s: CallState, found: Claim) -> bool:
+    """A resend of this very write, left unknown (a worker found dead included), that its tool can verify: once
+    per call."""
+    entry = found.intent
+    return (s.tool.verify is not None and s.verified is None and s.key is not None and entry.status == "unknown"
+            and entry.key == s.key.key and entry.fingerprint == s.key.fingerprint)
+
+
+def verify_entry(env: Env, s: CallState, found: Claim) -> Steps:
+    """Settle the unknown entry by verify (`verify.settling`): done answers ok with the verified result (and
+    the entry replays it from now on); not done released the key (None: the caller claims again); cannot tell
+    answers outcome_unknown as before, with what verify said."""
+    tool, entry, error = s.tool, found.intent, found.error
+    assert error is not None and s.key is not None
+    try:
+        s.verified = yield from settling(env.journal, tool, entry, s.bound,
+                                         secrets=secrets_in(s.arguments, tool.secret_paths))
+    except Exception:  # settled by someone else meanwhile, or the store failed: claim again to see
+        s.verified = Verdict("unknown", "verify answered, but the journal entry could not be settled")
         return None
-    if found.kind == "replay":
-        audit(env, s, "replayed", attempt=0)  # the trail shows every answer, a stored one too
-        return replay_envelope(found.intent, tool, call_id)
-    assert found.error is not None
-    if journal_down(found):
-        return (yield from journal_gone(env, s, found.error, tries))
-    return Envelope.failure(found.error, Meta(tool.name, call_id, tool.schema_version, 0, s.key.key))
+    meta = Meta(tool.name, s.context.call_id or "", tool.schema_version, 0, s.key.key)
+    if s.verified.said == "not_done":
+        return None
+    if s.verified.said == "done":
+        audit(env, s, "replayed", attempt=0)
+        extra = {"verified": {"after": error.code, **s.verified.as_state()}}
+        return Envelope.success(s.verified.result, replace(meta, extra=extra))
+    error.state = {**(error.state or {}), "verify": s.verified.as_state()}
+    return Envelope.failure(error, meta)
 
 
 def journal_down(found: Claim) -> bool:
@@ -316,8 +353,12 @@ def failed_attempt(env: Env, s: CallState, outcome: Outcome, error: ToolError) -
     if s.breaker is not None:
         s.breaker.record(error.error_class in TRANSIENT_CLASSES, s.trial)
     tool = s.tool
+    s.running = outcome.running
     if may_have_happened(error, effect=tool.effect, idempotent=tool.idempotent):
+        s.unverified = error
         error = failed_after_dispatch(error, idempotency_key=error.idempotency_key or s.context.idempotency_key)
+        if outcome.running is not None:  # a resend's verify waits out the lease: this attempt may still commit
+            error.state = {**(error.state or {}), "attempt_running": True}
     s.error = error
     s.failure = None if outcome.error is None else tool_failure(tool, s.context, s.arguments, outcome.error, error)
     audit(env, s, "error", error)
@@ -358,18 +399,47 @@ def succeeded(env: Env, s: CallState) -> Envelope:
 
 
 def decide(env: Env, s: CallState) -> Steps:
-    """After a failed attempt: retry after a backoff, or stop (`decide_retry` says which and why)."""
+    """After a failed attempt: retry after a backoff, or stop (`decide_retry` says which and why). A write whose
+    outcome the failure left unknown asks its tool's `verify` first (`verify_attempt`)."""
+    if s.unverified is not None and s.tool.verify is not None:
+        envelope = yield from verify_attempt(env, s)
+        if envelope is not None:
+            return envelope
     error, tool = s.error, s.tool
     assert error is not None, "decide runs after a failed attempt"
+    no_effect = s.verified is not None and s.verified.said == "not_done"  # so it may be sent again, once
     decision = decide_retry(
         env.retry, error_class=error.error_class, attempts=s.attempts, now=env.clock.monotonic(),
-        effect=tool.effect, idempotent=tool.idempotent, risk=tool.risk, retry_after_s=error.retry_after_s,
+        effect=tool.effect, idempotent=tool.idempotent or no_effect, risk=tool.risk, retry_after_s=error.retry_after_s,
         timed_out=isinstance(error, ToolTimeout), call_deadline=s.deadline, run=s.run, run_budget=env.budget,
         bucket=env.retry_bucket, rand=env.rng(),
     )
     if decision.retry:
         return (yield from retry(env, s, decision))
     return (yield from stop(env, s, error, decision.reason))
+
+
+def verify_attempt(env: Env, s: CallState) -> Steps:
+    """The failed attempt left the write's outcome unknown: ask the tool's verify (after the attempt, if still
+    running, has finished). Done: the call succeeds with the verified result (`meta.verified`). Not done: the
+    failure as it was, known to have done nothing (`decide` may send it again, the journal releases it). Cannot
+    tell: unknown as before, with what verify said in the error's state (and so in the stop record)."""
+    cause, s.unverified = s.unverified, None
+    assert cause is not None and s.error is not None
+    found = yield from verdict(s.tool, s.bound, running=s.running, wait_s=s.tool.timeout_s or 1.0,
+                               secrets=secrets_in(s.arguments, s.tool.secret_paths))
+    s.verified, s.running = found, None
+    if found.said == "done":
+        s.result = found.result
+        envelope = succeeded(env, s)
+        return replace(envelope, meta=replace(envelope.meta, extra={**envelope.meta.extra, "verified": {
+            "after": s.error.code, **found.as_state()}}))
+    if found.said == "not_done":
+        cause.effect_done = False
+        s.error = cause
+    else:
+        s.error.state = {**(s.error.state or {}), "verify": found.as_state()}
+    return None
 
 
 def retry(env: Env, s: CallState, decision: RetryDecision) -> Steps:
@@ -480,7 +550,9 @@ def give_up(env: Env, s: CallState, info: ErrorInfo, reason: str) -> Steps:
     status = effect_status(tool, info, dispatched=attempts > 0)
     # A stop decided on local state while the fleet's shared store was away says so, in the record and the meta.
     degraded = {"shared_state": "unreachable"} if env.shared_state.degraded else None
-    who = {"principal": s.context.principal} if s.context.principal is not None else {}
+    who: dict[str, Any] = {"principal": s.context.principal} if s.context.principal is not None else {}
+    if s.verified is not None:  # what the tool's verify said of the outcome
+        who["verify"] = s.verified.as_state()
     stop = build_stop(tool, s.context, s.arguments, info, attempts=attempts, reason=str(reason), status=status,
                       extra={**who, **(degraded or {})}, failure=s.failure)
     yield from write_stop(env, stop)

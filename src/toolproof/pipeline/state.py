@@ -4,6 +4,7 @@ the call's own state (`CallState`: what the caller sent, and what each stage lea
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
+from concurrent.futures import Future
 from dataclasses import dataclass
 from typing import Any, NamedTuple, TypeAlias
 
@@ -23,6 +24,7 @@ from ..stores import Store
 from ..stores.intent import Intent
 from ..stores.records import ValidationOutcome
 from .effects import Clock, Steps
+from .verify import Verdict
 
 __all__ = ["CallState", "Env", "Route", "Stage", "Step"]
 
@@ -83,6 +85,9 @@ class CallState:
     elapsed_s: float = 0.0  # the last attempt's (or the failed validation's) latency
     result: Any = None
     error: ToolError | None = None  # the last attempt's classified error
+    unverified: ToolError | None = None  # what the write rule restated as unknown, until a verify says more
+    running: Future[Any] | None = None  # the last attempt, still running on its thread after its time limit
+    verified: Verdict | None = None  # what the tool's verify said of this call's unknown outcome
     failure: Failure | None = None  # the exception the last failed attempt raised, for its developer
 
     # The envelope the dispatch stages settled on (settle records it in the journal).
