@@ -1,4 +1,5 @@
-"""`toolproof journal list | show KEY | resolve KEY --done|--not-done | prune --older-than 24h`."""
+"""`toolproof journal list | show KEY | resolve KEY --done|--not-done | verify KEY|--all --toolset M:T |
+prune --older-than 24h`."""
 
 from __future__ import annotations
 
@@ -7,10 +8,14 @@ from typing import Annotated, Any
 
 import typer
 
+from ..catalog.toolset import Toolset
 from ..contract.errors import ToolError
 from ..contract.redaction import redact
 from ..journal.journal import Journal, parse_duration
+from ..pipeline.verify import Verdict, bound_for, settling
 from ..stores.intent import INTENT_STATUSES, Intent
+from ..stores.steps import drive, perform_io
+from ._load import load_toolset
 from ._options import (
     DEFAULT_LIMIT,
     ForceOpt,
@@ -162,6 +167,84 @@ def prune_cmd(
         print_json_lines([{"pruned": count}])
     else:
         say(f"pruned {plural(count, 'entry', 'entries')} from {shown_store(store)}")
+
+
+@journal_app.command("verify")
+def verify_cmd(
+    key: Annotated[str | None, typer.Argument(help="The idempotency key of an unknown entry (or --all).")] = None,
+    toolset: Annotated[str | None, typer.Option(
+        "--toolset", help="MODULE:ATTR of the Toolset whose tools' verify hooks are asked.")] = None,
+    every: Annotated[bool, typer.Option("--all", help="Every unknown entry (expired leases count).")] = False,
+    as_json: JsonOpt = False,
+    store: StoreOpt = None,
+) -> None:
+    """Ask the tools' `verify` hooks what happened to unknown entries, and settle each by the answer: done (its
+    result replayed from now on) or not done (released); one that cannot be told stays unknown. Stop records
+    are resolved and the settlement audited, as by `resolve`."""
+    if (key is None) == (not every):
+        raise fail("give one KEY or --all")
+    if toolset is None:
+        raise fail("--toolset is required: the verify hooks live on the tools (MODULE:ATTR)")
+    tools = load_toolset(toolset)
+    journal = _journal(store)
+    try:
+        if key is not None:
+            entry = journal.show(key)
+            if entry is not None and entry.status == "in_flight" and entry.lease_until < journal.now():
+                journal.expire()
+                entry = journal.show(key)
+            if entry is None:
+                raise fail(f"no journal entry has the key {key!r} in {shown_store(store)}", code=1)
+            if entry.status != "unknown":
+                raise fail(f"the entry {key!r} is {entry.status}, not unknown: nothing to verify", code=1)
+            entries = [entry]
+        else:
+            entries = journal.list("unknown", limit=1_000_000)
+        rows = [_verified(journal, tools, entry) for entry in entries]
+    finally:
+        journal.store.close()
+    if as_json:
+        print_json_lines(rows)
+        return
+    print_table(("key", "tool", "verify said", "evidence"),
+                ((r["key"], r["tool"], r["said"], r["evidence"]) for r in rows))
+    settled = sum(r["said"] in ("done", "not_done") for r in rows)
+    say(f"{plural(len(rows), 'unknown entry', 'unknown entries')} verified, {settled} settled, in {shown_store(store)}")
+
+
+def _verified(journal: Journal, tools: Toolset, entry: Intent) -> dict[str, Any]:
+    """One entry's verification: what verify said, or why it was not asked (no such tool, no hook, arguments
+    stored redacted, arguments that no longer validate)."""
+    found = _verdict(journal, tools, entry)
+    return {"key": entry.key, "tool": entry.tool, "said": found.said if found else "skipped",
+            "evidence": found.evidence if found else _why_not(tools, entry)}
+
+
+def _verdict(journal: Journal, tools: Toolset, entry: Intent) -> Verdict | None:
+    if _why_not(tools, entry):
+        return None
+    tool = tools.get(entry.tool)
+    try:
+        bound = bound_for(tool, entry)
+    except ToolError as exc:
+        return Verdict("unknown", f"its stored arguments no longer validate ({exc.code}: {exc.message})")
+    try:
+        verdict: Verdict = drive(settling(journal, tool, entry, bound), perform_io)
+    except ToolError as exc:  # settled by someone else meanwhile
+        return Verdict("unknown", f"verify answered, but the entry could not be settled: {exc.message}")
+    return verdict
+
+
+def _why_not(tools: Toolset, entry: Intent) -> str:
+    if entry.tool not in tools:
+        return f"the toolset has no tool {entry.tool!r}"
+    tool = tools.get(entry.tool)
+    if tool.verify is None:
+        return f"{entry.tool} has no verify hook: check its system, then `toolproof journal resolve {entry.key}`"
+    if tool.secret_paths:
+        return (f"{entry.tool} takes secrets, which the journal stores redacted, so verify cannot be given its "
+                "arguments: resend the call (the runner verifies it) or resolve it by hand")
+    return ""
 
 
 def register(app: typer.Typer) -> None:
