@@ -7,6 +7,8 @@ import time
 from dataclasses import replace
 from typing import Any
 
+import pytest
+
 from toolproof.stores import Store
 from toolproof.stores.intent import Intent
 from toolproof.stores.records import AuditRecord, StopRecord
@@ -119,6 +121,21 @@ def test_expired_lease_becomes_unknown(store: Store) -> None:
     assert row is not None and row.status == "unknown"
     assert not store.journal_finish("k1", "w1", "done", None, now)  # the dead worker cannot settle it
     assert [i.key for i in store.journal_list(status="unknown")] == ["k1"]
+
+
+def test_renew_only_by_owner_while_running(store: Store) -> None:
+    now = time.time()
+    store.journal_claim(_intent(lease_until=now + 1))
+    assert store.journal_renew("k1", "w1", now + 30)
+    assert not store.journal_renew("k1", "someone-else", now + 60)
+    row = store.journal_get("k1")
+    assert row is not None and row.lease_until == pytest.approx(now + 30)
+    store.journal_expire(now + 31)  # its worker stopped renewing: unknown, and still renewable by its owner
+    assert store.journal_renew("k1", "w1", now + 90)  # (an attempt that outlived its time limit runs on)
+    store.journal_claim(_intent(key="k2", op="op2"))
+    store.journal_finish("k2", "w1", "done", None, now)
+    assert not store.journal_renew("k2", "w1", now + 30)  # settled: nothing to keep alive
+    assert not store.journal_renew("missing", "w1", now + 30)
 
 
 def test_resolve_done_and_not_done(store: Store) -> None:

@@ -29,6 +29,7 @@ import os
 import socket
 import time
 from collections.abc import Callable, Mapping
+from concurrent.futures import Future
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from typing import Any, Final, Literal
@@ -56,8 +57,11 @@ from ..stores.intent import Intent, IntentStatus
 from ..stores.records import AuditRecord, EffectStatus, StopRecord
 from ..stores.steps import Io, IoSteps, adrive, aperform_io, drive, perform_io
 from .keys import KeyParts
+from .lease import LeaseKeeper
 
 DEFAULT_RETENTION_S: Final = 24 * 3600.0
+#: A claim's lease when a heartbeat renews it (every third of it) while the handler runs.
+HEARTBEAT_LEASE_S: Final = 30.0
 log: Final = logging.getLogger("toolproof")
 
 Settlement = Literal["done", "failed", "unknown", "release"]
@@ -90,6 +94,7 @@ class Journal:
         owner: str | None = None,
         unknown_conversation: UnknownConversation = "clarify",
         clarify_window_s: float | None = None,
+        heartbeat: bool = True,
     ) -> None:
         if unknown_conversation not in ("clarify", "replay"):
             raise ValueError(f"unknown_conversation must be 'clarify' or 'replay', got {unknown_conversation!r}")
@@ -103,6 +108,13 @@ class Journal:
         self.now = now
         self.owner = owner or f"{socket.gethostname()}:{os.getpid()}:{os.urandom(4).hex()}"
         self._warned_no_conversation = False
+        lease = HEARTBEAT_LEASE_S if lease_s is None else lease_s
+        self.keeper = LeaseKeeper(store, now, lease_s=lease, every_s=lease / 3) if heartbeat else None
+
+    def close(self) -> None:
+        """Stop the heartbeat (leases still held run out by themselves)."""
+        if self.keeper is not None:
+            self.keeper.close()
 
     def note_no_conversation(self, tool: str) -> None:
         """Once per journal: writes are being run with no conversation, so a resend and a second order look
@@ -128,10 +140,29 @@ class Journal:
         )
 
     def lease_for(self, tool: Tool) -> float:
-        """How long a claim is trusted without its worker: past it, the intent is `unknown`, never re-run."""
+        """How long a claim is trusted without its worker: past it, the intent is `unknown`, never re-run. With
+        the heartbeat (the default) `lease_s` or 30 s, renewed while the handler runs; without, long enough
+        for the tool's whole run: twice its timeout plus 30 s, at least 60 s, or 300 s for a tool with none."""
+        if self.keeper is not None:
+            return self.keeper.lease_s
         if self.lease_s is not None:
             return self.lease_s
         return max(60.0, 2 * tool.timeout_s + 30.0) if tool.timeout_s else 300.0
+
+    def hold(self, intent: Intent) -> None:
+        """Our claim is about to be dispatched: keep its lease alive while the handler runs."""
+        if self.keeper is not None:
+            self.keeper.hold(intent.key, intent.owner)
+
+    def let_go(self, intent: Intent, running: Future[Any] | None = None) -> None:
+        """The handler has ended (or will, `running`): its lease is no longer renewed from then on."""
+        keeper = self.keeper
+        if keeper is None:
+            return
+        if running is None or running.done():
+            keeper.let_go(intent.key)
+        else:
+            running.add_done_callback(lambda _: keeper.ended(intent.key, intent.owner))
 
     def claiming(self, intent: Intent) -> IoSteps[Claim]:
         """The claim, as steps (both drivers perform them): `proceed`, `replay`, `wait` or `refuse`. A store
@@ -140,6 +171,7 @@ class Journal:
         try:
             for _ in range(3):
                 if (yield Io(store.journal_claim, store.ajournal_claim, (intent,))):
+                    self.hold(intent)
                     return Claim("proceed", intent)
                 found = (yield Io(store.journal_get, store.ajournal_get, (intent.key,))) or (
                     yield Io(store.journal_for_operation, store.ajournal_for_operation, (intent.operation_id,)))
@@ -209,11 +241,19 @@ class Journal:
 
     # --- after dispatch -------------------------------------------------------------------------------------
     def recording(self, intent: Intent, tool: Tool, envelope: Envelope, arguments: Any = None, *,
-                  dispatched: bool = True) -> IoSteps[Envelope]:
+                  dispatched: bool = True, running: Future[Any] | None = None) -> IoSteps[Envelope]:
         """Settle the intent with the write's envelope, as steps; the envelope the caller gets. `arguments` (the
         real ones) name the secrets to scrub from what is stored and replayed, should the result or an error
         message repeat them. A store that fails here leaves the intent to its lease (then `unknown`, never lost,
-        never re-run) and says so in `meta.journal`."""
+        never re-run) and says so in `meta.journal`. The lease is no longer renewed once it is settled, or once
+        the attempt still `running` after its time limit ends."""
+        try:
+            return (yield from self._recording(intent, tool, envelope, arguments, dispatched))
+        finally:
+            self.let_go(intent, running)
+
+    def _recording(self, intent: Intent, tool: Tool, envelope: Envelope, arguments: Any,
+                   dispatched: bool) -> IoSteps[Envelope]:
         store = self.store
         how, final = settle(intent, tool, envelope, dispatched=dispatched)
         secrets = secrets_in(arguments, tool.secret_paths) if arguments is not None else []
@@ -565,4 +605,4 @@ def _with_extra(envelope: Envelope, **extra: Any) -> Envelope:
     return replace(envelope, meta=replace(envelope.meta, extra={**envelope.meta.extra, **extra}))
 
 
-__all__ = ["SETTLEMENTS", "Claim", "FinishStatus", "Journal", "decide", "settle", "settlement"]
+__all__ = ["HEARTBEAT_LEASE_S", "SETTLEMENTS", "Claim", "FinishStatus", "Journal", "decide", "settle", "settlement"]

@@ -93,8 +93,9 @@ class Runner:
     `postgresql://...` to share them with a fleet of workers; see toolproof.fleet), `unknown_conversation`
     and `clarify_window_s` (what an identical write from a call naming no conversation gets: `"clarify"`,
     needs_clarification for `clarify_window_s`, default the journal's retention; or `"replay"`, merged;
-    see docs/idempotency.md, "Who is asking"), `lease_s` (how long a write's claim is trusted without its
-    worker; default twice its tool's timeout plus 30 s, at least 60 s, or 300 s for a tool with none).
+    see docs/idempotency.md, "Who is asking"), `lease_s` and `heartbeat` (how long a write's claim is trusted
+    without its worker: by default 30 s, renewed every 10 s while its handler runs, so a killed worker's claim
+    lapses within the lease; `heartbeat=False` for a lease long enough for the whole run, see `Journal`).
     """
 
     #: The stages every call runs, in order (see `toolproof.pipeline.stages`); a subclass (or an instance) may
@@ -136,6 +137,7 @@ class Runner:
         clarify_window_s: float | None = None,
         approval_ttl_s: float = DEFAULT_TTL_S,
         lease_s: float | None = None,
+        heartbeat: bool = True,
     ) -> None:
         if not isinstance(toolset, Toolset):
             raise TypeError(f"Runner needs a toolproof.Toolset, got {type(toolset).__name__}")
@@ -145,7 +147,7 @@ class Runner:
         self._env = Env(
             toolset=toolset, clock=clock, store=opened,
             journal=Journal(opened, now=clock.time, unknown_conversation=unknown_conversation,
-                            clarify_window_s=clarify_window_s, lease_s=lease_s),
+                            clarify_window_s=clarify_window_s, lease_s=lease_s, heartbeat=heartbeat),
             writer=writer,
             retry=retry if retry is not None else RetryPolicy(max_attempts=1, max_wall_s=None),
             budget=budget,
@@ -171,12 +173,14 @@ class Runner:
 
     def close(self) -> None:
         """Write the queued audit records, then flush and release the store."""
+        self._env.journal.close()
         self._close_writer()
         self.store.close()
         self.shared_state.close()
 
     async def aclose(self) -> None:
         """`close()` from inside an event loop: the same audit records written, off the loop."""
+        await asyncio.to_thread(self._env.journal.close)
         await asyncio.to_thread(self._close_writer)
         await self.store.aclose()
         await asyncio.to_thread(self.shared_state.close)

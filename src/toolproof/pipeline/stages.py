@@ -280,7 +280,7 @@ def settle(env: Env, s: CallState) -> Step:
     intent = s.intent
     if intent is None:
         return s.envelope
-    return env.journal.recording(intent, s.tool, s.envelope, s.args, dispatched=s.attempts > 0)
+    return env.journal.recording(intent, s.tool, s.envelope, s.args, dispatched=s.attempts > 0, running=s.running)
 
 
 def interrupted(env: Env, s: CallState, exc: BaseException) -> None:
@@ -428,7 +428,7 @@ def verify_attempt(env: Env, s: CallState) -> Steps:
     assert cause is not None and s.error is not None
     found = yield from verdict(s.tool, s.bound, running=s.running, wait_s=s.tool.timeout_s or 1.0,
                                secrets=secrets_in(s.arguments, s.tool.secret_paths))
-    s.verified, s.running = found, None
+    s.verified = found
     if found.said == "done":
         s.result = found.result
         envelope = succeeded(env, s)

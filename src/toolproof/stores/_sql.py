@@ -196,6 +196,9 @@ SQL_FINISH: Final = (
     " WHERE key = ? AND owner = ? AND status = 'in_flight'"
 )
 SQL_RELEASE: Final = "DELETE FROM toolproof_intents WHERE key = ? AND owner = ? AND status = 'in_flight'"
+SQL_RENEW: Final = (
+    "UPDATE toolproof_intents SET lease_until = ? WHERE key = ? AND owner = ? AND status IN ('in_flight', 'unknown')"
+)
 SQL_EXPIRE: Final = (
     "UPDATE toolproof_intents SET status = 'unknown', updated_at = ? WHERE status = 'in_flight' AND lease_until < ?"
 )
@@ -643,6 +646,10 @@ class SqlStore(Store):
 
     def journal_release(self, key: str, owner: str) -> bool:
         count, _ = self._run(SQL_RELEASE, (key, owner))
+        return count == 1
+
+    def journal_renew(self, key: str, owner: str, lease_until: float) -> bool:
+        count, _ = self._run(SQL_RENEW, (lease_until, key, owner))
         return count == 1
 
     def journal_expire(self, now: float, key: str | None = None) -> int:

@@ -143,6 +143,11 @@ class Store(ABC):
         """Delete an `in_flight` intent that `owner` holds (nothing happened: a corrected call may proceed)."""
 
     @abstractmethod
+    def journal_renew(self, key: str, owner: str, lease_until: float) -> bool:
+        """Extend the lease of an intent `owner` holds while its handler runs (`in_flight`, or `unknown` after
+        its time limit while the attempt runs on); False when it is not (any more) theirs."""
+
+    @abstractmethod
     def journal_expire(self, now: float, key: str | None = None) -> int:
         """Turn `in_flight` intents whose lease ended before `now` into `unknown` (their worker died)."""
 

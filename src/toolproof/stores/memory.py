@@ -321,6 +321,14 @@ class MemoryStore(Store):
             self._drop(row)
             return True
 
+    def journal_renew(self, key: str, owner: str, lease_until: float) -> bool:
+        with self._lock:
+            row = self._intents.get(key)
+            if row is None or row.status not in ("in_flight", "unknown") or row.owner != owner:
+                return False
+            self._intents[key] = replace(row, lease_until=lease_until)
+            return True
+
     def journal_expire(self, now: float, key: str | None = None) -> int:
         with self._lock:
             rows = [self._intents[key]] if key is not None and key in self._intents else (
