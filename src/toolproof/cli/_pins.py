@@ -16,6 +16,7 @@ from ._options import (
     NoteOpt,
     StoreOpt,
     chosen_store,
+    command_group,
     fail,
     open_existing,
     print_json,
@@ -27,8 +28,7 @@ from ._options import (
     timestamp,
 )
 
-pins_app = typer.Typer(help="Pinned upstream tool definitions and the changes waiting for review.",
-                       no_args_is_help=True)
+pins_app = command_group("Pinned upstream tool definitions and the changes waiting for review.")
 UpstreamArg = Annotated[str, typer.Argument(help="The upstream's name in the gateway config.")]
 ToolArg = Annotated[str, typer.Argument(help="The tool's name upstream.")]
 

@@ -21,6 +21,7 @@ from ._options import (
     LimitOpt,
     OutOpt,
     StoreOpt,
+    command_group,
     fail,
     json_line,
     jsonable,
@@ -34,7 +35,7 @@ from ._options import (
 )
 from .stops import stop_dict
 
-audit_app = typer.Typer(help="The audit trail: every attempt of every call.", no_args_is_help=True)
+audit_app = command_group("The audit trail: every attempt of every call.")
 
 _ALL = 10**9
 ToolOpt = Annotated[str | None, typer.Option("--tool", help="Only this tool.")]

@@ -18,6 +18,7 @@ from ._options import (
     LimitOpt,
     NoteOpt,
     StoreOpt,
+    command_group,
     fail,
     open_existing,
     plural,
@@ -29,7 +30,7 @@ from ._options import (
     timestamp,
 )
 
-journal_app = typer.Typer(help="Inspect and reconcile the write journal (exactly-once writes).", no_args_is_help=True)
+journal_app = command_group("Inspect and reconcile the write journal (exactly-once writes).")
 
 KeyArg = Annotated[str, typer.Argument(help="The idempotency key.")]
 
