@@ -100,12 +100,14 @@ def show_cmd(
 
 @audit_app.command("export")
 def export_cmd(
-    fmt: Annotated[str, typer.Option("--format", "-f", help="jsonl or csv.")] = "jsonl",
+    fmt: Annotated[str, typer.Option("--format", "-f", help="jsonl (the same as --json) or csv.")] = "jsonl",
+    as_json: JsonOpt = False,
     out: OutOpt = None,
     tool: ToolOpt = None,
     store: StoreOpt = None,
 ) -> None:
     """Export the whole audit trail, oldest first, to stdout or --out FILE."""
+    fmt = "jsonl" if as_json else fmt
     if fmt not in ("jsonl", "csv"):
         raise fail(f"--format must be jsonl or csv, got {fmt!r}")
     records = _records(store, _ALL, tool)
