@@ -127,6 +127,25 @@ def test_block_runs_as_written(block: Block, workdir: Path) -> None:
         assert block.expect in " ".join(output.split()), f"{block.id}: expected {block.expect!r} in\n{output}"
 
 
+STORED = [b for b in RUNNABLE if b.lang == "python" and "sqlite:///" in b.code]
+
+
+@pytest.mark.parametrize("block", STORED, ids=[b.id for b in STORED])
+def test_a_block_that_keeps_a_store_runs_twice_in_one_folder(block: Block, tmp_path: Path) -> None:
+    """A reader runs an example again where they ran it: the file it left must not make it fail or print
+    another result (a journal that replays the first run's call, say). Ids and times may differ."""
+    def stdout() -> str:
+        proc = subprocess.run([sys.executable, "-c", block.code], capture_output=True, text=True, cwd=tmp_path,
+                              env=_env(), timeout=300)
+        assert proc.returncode == 0, f"{block.id}\n{proc.stdout}\n{proc.stderr}"
+        return proc.stdout
+
+    first, again = stdout(), stdout()
+    if block.expect is not None:
+        assert block.expect in " ".join(again.split()), f"{block.id}: expected {block.expect!r} in\n{again}"
+    assert len(again.splitlines()) == len(first.splitlines()), (block.id, first, again)
+
+
 def test_skipped_blocks_are_few_and_say_why() -> None:
     skipped = [b for b in blocks() if b.skip is not None]
     for b in skipped:

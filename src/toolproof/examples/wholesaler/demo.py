@@ -696,6 +696,33 @@ def default_dir(base: Path | None = None) -> Path:
     return candidate
 
 
+#: The files a run leaves in its folder, and the mark that says the demo wrote them.
+DEMO_FILES = ("toolproof.sqlite3", "orders.sqlite3")
+MARK = ".toolproof-demo"
+_SIDECARS = ("", "-wal", "-shm", "-journal")
+
+
+class FolderInUse(ValueError):
+    """The folder holds databases the demo did not write: it never deletes what it did not make."""
+
+
+def start_fresh(directory: Path) -> list[str]:
+    """Make `directory` ready for a new run and return the files of an earlier run it removed. A second run
+    in one folder starts fresh instead of replaying the first run's journal (every call `replayed`, no effect
+    of its own); databases without the demo's mark are refused, not deleted."""
+    found = [name for name in DEMO_FILES if (directory / name).exists()]
+    if found and not (directory / MARK).is_file():
+        raise FolderInUse(f"{directory} already holds {', '.join(found)} that the demo did not write; "
+                          "give --dir an empty or new folder")
+    for name in found:
+        for suffix in _SIDECARS:
+            (directory / f"{name}{suffix}").unlink(missing_ok=True)
+    directory.mkdir(parents=True, exist_ok=True)
+    (directory / MARK).write_text("written by `toolproof demo`: a next run in this folder replaces "
+                                  f"{' and '.join(DEMO_FILES)}\n", encoding="utf-8")
+    return found
+
+
 async def _scenes(demo: Demo) -> None:
     quintal = await demo.scene_quintal()
     await demo.scene_double_order()
@@ -707,14 +734,16 @@ async def _scenes(demo: Demo) -> None:
 
 def run(directory: Path | None = None, *, console: Console | None = None, model: Model | None = None) -> DemoResult:
     """Run the whole demo in `directory` (created; default: a new `.toolproof/demo-YYYYmmdd-HHMMSS/` under
-    the current folder). The folder is printed, absolute, in the first lines and again at the end.
+    the current folder). The folder is printed, absolute, in the first lines and again at the end. A folder
+    an earlier run used starts fresh (said on screen); one holding databases the demo did not write raises
+    `FolderInUse`.
 
     `model` replaces the scripted agent (e.g. `load_model("openai:...")`); a `ModelError` propagates.
     """
     started = time.perf_counter()
     console = console or Console()
     directory = Path(directory).absolute() if directory is not None else default_dir()
-    directory.mkdir(parents=True, exist_ok=True)
+    removed = start_fresh(directory)
     with quiet_toolproof_logs():
         demo = Demo(directory, console, model)
         try:
@@ -722,6 +751,9 @@ def run(directory: Path | None = None, *, console: Console | None = None, model:
             who = f"a live model ({model.name})" if model is not None else "a scripted model"
             console.print(f"Writing to {directory} (toolproof.sqlite3: the Runner's store; orders.sqlite3: the shop)",
                           highlight=False, soft_wrap=True)
+            if removed:
+                console.print(f"Starting fresh: this folder held an earlier demo run; removed its "
+                              f"{' and '.join(removed)} (nothing below is replayed from it).", highlight=False)
             console.print(f"The agent is played by {who}; the faults are injected into the shop. Today is "
                           f"{TODAY.isoformat()}.", highlight=False)
             demo.scene_lint()
@@ -734,5 +766,6 @@ def run(directory: Path | None = None, *, console: Console | None = None, model:
     return DemoResult(directory, demo.store_url, demo.orders_path, time.perf_counter() - started)
 
 
-__all__ = ["Agent", "Demo", "DemoResult", "Faults", "FaultyShop", "ModelError", "ShortClock", "build_demo_toolset",
-           "default_dir", "run", "scripted_agent", "toolproof_command"]
+__all__ = ["DEMO_FILES", "MARK", "Agent", "Demo", "DemoResult", "Faults", "FaultyShop", "FolderInUse", "ModelError",
+           "ShortClock", "build_demo_toolset", "default_dir", "run", "scripted_agent", "start_fresh",
+           "toolproof_command"]
