@@ -146,6 +146,29 @@ def test_a_block_that_keeps_a_store_runs_twice_in_one_folder(block: Block, tmp_p
     assert len(again.splitlines()) == len(first.splitlines()), (block.id, first, again)
 
 
+def samples() -> list[Block]:
+    """The `text` blocks that quote a command's output: their first line is `$ toolproof ...`."""
+    return [Block(path, text[: m.start()].count("\n") + 1, "text", m.group(2))
+            for path in DOCS for text in [path.read_text(encoding="utf-8")] for m in _FENCE.finditer(text)
+            if m.group(1) == "text" and m.group(2).startswith("$ toolproof ")]
+
+
+SAMPLES = samples()
+
+
+@pytest.mark.parametrize("block", SAMPLES, ids=[b.id for b in SAMPLES])
+def test_a_sample_output_is_what_its_command_prints(block: Block, tmp_path: Path) -> None:
+    """A `text` block that starts with `$ toolproof ...` quotes that command's output, off a terminal, from a
+    folder holding `toolproof examples` (where the docs run): regenerate it by running the command."""
+    command, _, quoted = block.code.partition("\n")
+    env = {k: v for k, v in _env().items() if k != "COLUMNS"}
+    env["PATH"] = os.pathsep.join([str(Path(sys.executable).parent), env.get("PATH", "")])  # `python` as printed
+    assert run_command("toolproof examples", tmp_path, env=env).returncode == 0
+    proc = run_command(command.removeprefix("$ "), tmp_path, env=env)
+    printed = [line.rstrip() for line in (proc.stdout + proc.stderr).splitlines()]
+    assert printed == [line.rstrip() for line in quoted.splitlines()], f"{block.id}: run `{command}`"
+
+
 def test_skipped_blocks_are_few_and_say_why() -> None:
     skipped = [b for b in blocks() if b.skip is not None]
     for b in skipped:

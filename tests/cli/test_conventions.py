@@ -71,7 +71,8 @@ def _run(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str, str]
 
 
 def test_every_command_keeps_the_conventions_docs_cli_promises(capsys: pytest.CaptureFixture[str]) -> None:
-    """Walks the command tree: a flag is a flag (help never shows it taking a value), a usage error is one
+    """Walks the command tree: every option says what it is for, a flag is a flag (help never shows it taking a
+    value), a usage error is one
     `error:` line and exit 2, a command that prints records has --json, one that renders a --format writes it
     with --out and gives its JSON as --json, and an MCP server is named in one form everywhere."""
     from toolproof.cli._options import MCP_COMMAND_HELP
@@ -81,6 +82,8 @@ def test_every_command_keeps_the_conventions_docs_cli_promises(capsys: pytest.Ca
     for name, cmd in _commands().items():
         opts = {o: p for p in cmd.params for o in p.opts}
         for param in cmd.params:
+            if not getattr(param, "help", None):
+                broken.append(f"{name}: {param.opts[0]} has no help")
             if param.opts[0] in ("--mcp-command", "--mcp-url"):
                 mcp_forms.add((param.opts[0], param.metavar, (param.help or "").removesuffix(" Repeatable.")))
         code, out, err = _run(capsys, *name.split(), "--help")
