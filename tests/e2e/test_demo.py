@@ -63,29 +63,29 @@ def test_demo_prints_every_scene(demo_run: tuple[subprocess.CompletedProcess[str
     total = re.search(r"│\s+│ total\s+│\s+│ (\d+)\s+│ (\d+)\s+│", out)
     assert total is not None and int(total.group(1)) > 20 and total.group(2) == "0"
     assert "TP302 order:" in out and "TP404 order_v2:" in out
-    # 2. quintal: 4 refused with a repairable envelope, then 400
+    # 3. wrong input (quintal): 4 refused with a repairable envelope, then 400
     assert '"quantity_kg": 4,' in out and '"code": "OUT_OF_RANGE"' in out and '"next_action": "repair"' in out
     assert '"field": "quantity_kg"' in out and "1 quintal is 100 kg" in out
     assert '"quantity_kg": 400.0' in out and "#1 400 kg" in out
-    # 3. double order: the lost reply retried, the duplicate and the later retry replayed, one row
+    # 4. repeated action (double order): the lost reply retried, the duplicate and the later retry replayed, one row
     assert "sent 2x: reply lost, retried with the same key → 'Already placed'" in out
     assert out.count("journal: same key, replayed the first order") == 2
     assert "│ 1       │ error   │ transient_upstream │ TIMEOUT │" in out
     assert "3 place_order call(s) → 1 order row(s)" in out
-    # 4. flaky feed: 503, 503, 200 on the shortened clock, with the computed waits
+    # 5. flaky feed: 503, 503, 200 on the shortened clock, with the computed waits
     assert "shortened 100x" in out and "attempts=3" in out
     waits = re.findall(r"│ (\d)\s+│ (\d{3})\s+│ ([^│]+?)\s+│ ([\d.]*)\s+│ ([\d.]*)\s+│", out)
     assert [(w[0], w[1]) for w in waits] == [("1", "503"), ("2", "503"), ("3", "200")]
     first, second = float(waits[0][3]), float(waits[1][3])
     assert 0.5 <= first <= 1.0 and 1.0 <= second <= 2.0  # base 1 s, x2, half jitter
     assert float(waits[0][4]) == pytest.approx(first * 10, abs=0.06)  # slept 1/100 of it, in ms
-    # 5. dead stock: the breaker opens after two failures; the fallback answers, then no more dispatches
+    # 6. dead stock: the breaker opens after two failures; the fallback answers, then no more dispatches
     rows = re.findall(r"│ (stock-\d) │ check_stock │ (\d+)\s+│ (\w+)\s+│ get_stock_snapshot │ check_stock", out)
     assert rows == [("stock-1", "2", "open"), ("stock-2", "0", "open")]
-    # 6. the high-risk cancel: escalated, a stop record, resolved through the CLI
+    # 7. the high-risk cancel: escalated, a stop record, resolved through the CLI
     assert "next_action=escalate" in out and "│ reason          │ high_risk" in out
     assert "after the CLI (exit 0)" in out and "checked orders.sqlite3: order 1 is cancelled" in out
-    # 7. evals, old against new
+    # 8. evals, old against new
     assert re.search(r"│ old\s+│ \d+/120", out) and re.search(r"│ new\s+│ \d+/120", out)
     # the folder is named at the end
     assert f"Demo folder: {folder}" in out.strip().splitlines()[-1]
