@@ -127,6 +127,48 @@ def test_block_runs_as_written(block: Block, workdir: Path) -> None:
         assert block.expect in " ".join(output.split()), f"{block.id}: expected {block.expect!r} in\n{output}"
 
 
+STORED = [b for b in RUNNABLE if b.lang == "python" and "sqlite:///" in b.code]
+
+
+@pytest.mark.parametrize("block", STORED, ids=[b.id for b in STORED])
+def test_a_block_that_keeps_a_store_runs_twice_in_one_folder(block: Block, tmp_path: Path) -> None:
+    """A reader runs an example again where they ran it: the file it left must not make it fail or print
+    another result (a journal that replays the first run's call, say). Ids and times may differ."""
+    def stdout() -> str:
+        proc = subprocess.run([sys.executable, "-c", block.code], capture_output=True, text=True, cwd=tmp_path,
+                              env=_env(), timeout=300)
+        assert proc.returncode == 0, f"{block.id}\n{proc.stdout}\n{proc.stderr}"
+        return proc.stdout
+
+    first, again = stdout(), stdout()
+    if block.expect is not None:
+        assert block.expect in " ".join(again.split()), f"{block.id}: expected {block.expect!r} in\n{again}"
+    assert len(again.splitlines()) == len(first.splitlines()), (block.id, first, again)
+
+
+def samples() -> list[Block]:
+    """The `text` blocks that quote a command's output: their first line is `$ toolproof ...`."""
+    return [Block(path, text[: m.start()].count("\n") + 1, "text", m.group(2))
+            for path in DOCS for text in [path.read_text(encoding="utf-8")] for m in _FENCE.finditer(text)
+            if m.group(1) == "text" and m.group(2).startswith("$ toolproof ")]
+
+
+SAMPLES = samples()
+
+
+@pytest.mark.parametrize("block", SAMPLES, ids=[b.id for b in SAMPLES])
+def test_a_sample_output_is_what_its_command_prints(block: Block, tmp_path: Path) -> None:
+    """A `text` block that starts with `$ toolproof ...` quotes that command's output, off a terminal, from a
+    folder holding `toolproof examples` (where the docs run): regenerate it by running the command."""
+    command, _, quoted = block.code.partition("\n")
+    env = {k: v for k, v in _env().items() if k != "COLUMNS"}
+    env["PATH"] = os.pathsep.join([str(Path(sys.executable).parent), env.get("PATH", "")])  # `python` as printed
+    assert run_command("toolproof examples", tmp_path, env=env).returncode == 0
+    proc = run_command(command.removeprefix("$ "), tmp_path, env=env)
+    printed = [line.rstrip() for line in (proc.stdout + proc.stderr).splitlines()]
+    assert printed == [line.rstrip() for line in quoted.splitlines()], f"{block.id}: run `{command}`"
+
+
 def test_skipped_blocks_are_few_and_say_why() -> None:
     skipped = [b for b in blocks() if b.skip is not None]
     for b in skipped:

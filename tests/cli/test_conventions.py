@@ -11,6 +11,7 @@ from typing import Any
 import pytest
 import typer
 
+import toolproof.examples.versions
 from tests.cli._run import fill, json_lines, toolproof_cli
 from toolproof.examples.wholesaler.cases import HERE
 
@@ -59,6 +60,70 @@ def test_store_limit_and_json_are_one_option_each() -> None:
                 assert getattr(param, "is_flag", False), name
 
 
+def _run(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str, str]:
+    """The console entry point in this process, as `toolproof ARGS` runs it: (exit code, stdout, stderr)."""
+    from toolproof.cli import main
+
+    with pytest.raises(SystemExit) as ended:
+        main(list(args))
+    out, err = capsys.readouterr()
+    return int(ended.value.code or 0), out, err
+
+
+def test_every_command_keeps_the_conventions_docs_cli_promises(capsys: pytest.CaptureFixture[str]) -> None:
+    """Walks the command tree: every option says what it is for, a flag is a flag (help never shows it taking a
+    value), a usage error is one
+    `error:` line and exit 2, a command that prints records has --json, one that renders a --format writes it
+    with --out and gives its JSON as --json, and an MCP server is named in one form everywhere."""
+    from toolproof.cli._options import MCP_COMMAND_HELP
+
+    broken: list[str] = []
+    mcp_forms: set[tuple[str, str | None, str]] = set()
+    for name, cmd in _commands().items():
+        opts = {o: p for p in cmd.params for o in p.opts}
+        for param in cmd.params:
+            if not getattr(param, "help", None):
+                broken.append(f"{name}: {param.opts[0]} has no help")
+            if param.opts[0] in ("--mcp-command", "--mcp-url"):
+                mcp_forms.add((param.opts[0], param.metavar, (param.help or "").removesuffix(" Repeatable.")))
+        code, out, err = _run(capsys, *name.split(), "--help")
+        if code != 0 or "<bool>" in out or "--json <" in out:
+            broken.append(f"{name}: --help exits {code} or shows a flag taking a value")
+        code, out, err = _run(capsys, *name.split(), "--no-such-option")
+        if code != 2 or out or len(err.splitlines()) != 1 or not err.startswith("error: "):
+            broken.append(f"{name}: a usage error gives exit {code} and {err!r}")
+        serves = "--port" in opts
+        if "--store" in opts and "--out" not in opts and not serves and "--json" not in opts:
+            broken.append(f"{name}: prints records without --json")
+        if "--format" in opts:
+            if "--out" not in opts:
+                broken.append(f"{name}: renders a --format without --out")
+            if "json" in (opts["--format"].help or "") and "--json" not in opts:
+                broken.append(f"{name}: --format json without --json")
+        if "--out" in opts and opts["--out"].opts != ["--out", "-o"]:
+            broken.append(f"{name}: --out is {opts['--out'].opts}")
+    assert broken == []
+    assert {form for form in mcp_forms if form[0] == "--mcp-command"} == {("--mcp-command", "COMMAND",
+                                                                          MCP_COMMAND_HELP)}
+    assert len({form for form in mcp_forms if form[0] == "--mcp-url"}) == 1
+
+
+@pytest.mark.parametrize("args", [
+    ["diff", "orders_v1.json", "orders_v2.json"],
+    ["lint", "toolproof.examples.wholesaler.old_tools:old_toolset"],
+])
+def test_json_is_one_shape_json_lines_also_as_format_json_and_in_out(
+        args: list[str], tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    versions = Path(toolproof.examples.versions.__file__).parent
+    args = [str(versions / a) if a.endswith(".json") else a for a in args]
+    code, lines, _ = _run(capsys, *args, "--json")
+    assert code == 1 and len(json_lines(lines)) > 1 and all(isinstance(r, dict) for r in json_lines(lines))
+    assert _run(capsys, *args, "--format", "json")[:2] == (1, lines)
+    code, out, err = _run(capsys, *args, "--json", "--out", str(tmp_path / "o.jsonl"))
+    assert (code, out) == (1, "") and (tmp_path / "o.jsonl").read_text(encoding="utf-8") == lines
+    assert len(err.splitlines()) == 1 and str(tmp_path / "o.jsonl") in err
+
+
 def test_each_command_group_lives_in_the_file_named_after_it() -> None:
     from toolproof.cli import app
 
@@ -72,11 +137,12 @@ def test_json_lines_and_rfc3339_times_everywhere(tmp_path: Path) -> None:
     url = f"sqlite:///{tmp_path / 't.sqlite3'}"
     keys = fill(url)
     for args in (["journal", "list"], ["journal", "show", keys["done"]], ["stops", "list"], ["audit", "tail"],
-                 ["stops", "show", keys["auth_stop"]], ["audit", "fields"], ["journal", "prune"]):
+                 ["stops", "show", keys["auth_stop"]], ["audit", "fields"], ["audit", "fields", "--by-version"],
+                 ["journal", "prune"]):
         rows = json_lines(toolproof_cli(*args, "--json", "-s", url).stdout)
         assert rows, args
         for row in rows:
-            for field in ("at", "created_at", "updated_at", "lease_until"):
+            for field in ("at", "created_at", "updated_at", "lease_until", "first_seen"):
                 if field in row:
                     assert RFC3339.match(row[field]), (args, field, row[field])
     for args in (["schema", "envelope"], ["classify", "http", "503"],

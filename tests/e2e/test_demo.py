@@ -44,36 +44,48 @@ def test_demo_prints_every_scene(demo_run: tuple[subprocess.CompletedProcess[str
     assert done.returncode == 0, done.stderr
     out = done.stdout
     assert done.stderr == ""  # no log noise
-    for n, title in enumerate(["Lint", "The quintal trap", "The double order", "A flaky price feed",
-                               "A dead stock service", "A high-risk write that times out", "Evals"], 1):
+    for n, title in enumerate(["Lint", "Wrong tool: the old nine tools against the new six",
+                               "Wrong input: the quintal trap", "Repeated action: the double order",
+                               "A flaky price feed", "A dead stock service", "A high-risk write that times out",
+                               "Evals"], 1):
         assert f"{n}. {title}" in out
+    # the three failures are named first, and each is caught in its scene
+    assert "the wrong tool (scene 2), the wrong input (scene 3) and the repeated action (scene 4)" in out
+    # 2. wrong tool: a look-alike of the old nine runs unnoticed; an old name against the new six is refused with
+    # the tools that exist, and the model picks today's price tool
+    assert 'model (step 1) → search {"query": "jeera rate today"}' in out and "Not caught: search exists" in out
+    assert "invalid_argument UNKNOWN_TOOL: There is no tool called 'rates'." in out
+    assert '"allowed_values": [' in out and 'model (step 2) → get_today_price {"crop": "jeera"}' in out
+    assert re.search(r"│ wrong tool \(2\)\s+│ UNKNOWN_TOOL for rates, the real tools named\s+│ answered by "
+                     r"get_today_price", out)
+    assert re.search(r"│ repeated action \(4\)\s+│ .+│ 3 place_order calls -> 1 order row\(s\)", out)
     # 1. lint: the old toolset's findings, none for the new one
     total = re.search(r"│\s+│ total\s+│\s+│ (\d+)\s+│ (\d+)\s+│", out)
     assert total is not None and int(total.group(1)) > 20 and total.group(2) == "0"
     assert "TP302 order:" in out and "TP404 order_v2:" in out
-    # 2. quintal: 4 refused with a repairable envelope, then 400
+    # 3. wrong input (quintal): 4 refused with a repairable envelope, then 400
     assert '"quantity_kg": 4,' in out and '"code": "OUT_OF_RANGE"' in out and '"next_action": "repair"' in out
     assert '"field": "quantity_kg"' in out and "1 quintal is 100 kg" in out
     assert '"quantity_kg": 400.0' in out and "#1 400 kg" in out
-    # 3. double order: the lost reply retried, the duplicate and the later retry replayed, one row
+    # 4. repeated action (double order): the lost reply retried, the duplicate and the later retry replayed, one row
     assert "sent 2x: reply lost, retried with the same key → 'Already placed'" in out
     assert out.count("journal: same key, replayed the first order") == 2
     assert "│ 1       │ error   │ transient_upstream │ TIMEOUT │" in out
     assert "3 place_order call(s) → 1 order row(s)" in out
-    # 4. flaky feed: 503, 503, 200 on the shortened clock, with the computed waits
+    # 5. flaky feed: 503, 503, 200 on the shortened clock, with the computed waits
     assert "shortened 100x" in out and "attempts=3" in out
     waits = re.findall(r"│ (\d)\s+│ (\d{3})\s+│ ([^│]+?)\s+│ ([\d.]*)\s+│ ([\d.]*)\s+│", out)
     assert [(w[0], w[1]) for w in waits] == [("1", "503"), ("2", "503"), ("3", "200")]
     first, second = float(waits[0][3]), float(waits[1][3])
     assert 0.5 <= first <= 1.0 and 1.0 <= second <= 2.0  # base 1 s, x2, half jitter
     assert float(waits[0][4]) == pytest.approx(first * 10, abs=0.06)  # slept 1/100 of it, in ms
-    # 5. dead stock: the breaker opens after two failures; the fallback answers, then no more dispatches
+    # 6. dead stock: the breaker opens after two failures; the fallback answers, then no more dispatches
     rows = re.findall(r"│ (stock-\d) │ check_stock │ (\d+)\s+│ (\w+)\s+│ get_stock_snapshot │ check_stock", out)
     assert rows == [("stock-1", "2", "open"), ("stock-2", "0", "open")]
-    # 6. the high-risk cancel: escalated, a stop record, resolved through the CLI
+    # 7. the high-risk cancel: escalated, a stop record, resolved through the CLI
     assert "next_action=escalate" in out and "│ reason          │ high_risk" in out
     assert "after the CLI (exit 0)" in out and "checked orders.sqlite3: order 1 is cancelled" in out
-    # 7. evals, old against new
+    # 8. evals, old against new
     assert re.search(r"│ old\s+│ \d+/120", out) and re.search(r"│ new\s+│ \d+/120", out)
     # the folder is named at the end
     assert f"Demo folder: {folder}" in out.strip().splitlines()[-1]
@@ -132,6 +144,25 @@ def test_demo_names_its_folder_first_and_prints_commands_that_work(
         assert ran.returncode == 0, (command, ran.stderr)
     assert "cancel_order" in subprocess.run(shlex.split(look[0]), env=_env(), capture_output=True, text=True,
                                             timeout=60).stdout
+
+
+def test_a_second_run_in_one_folder_starts_fresh_and_says_so(tmp_path: Path) -> None:
+    """Not the first run's journal replayed as this run's effects: the same facts again, and the screen says
+    the earlier run's files were replaced. Databases the demo did not write are refused, never deleted."""
+    first = _demo("--dir", str(tmp_path / "d"))
+    again = _demo("--dir", str(tmp_path / "d"))
+    assert first.returncode == 0 and again.returncode == 0, again.stderr
+    assert "Starting fresh" not in first.stdout
+    assert "Starting fresh: this folder held an earlier demo run; removed its toolproof.sqlite3 and " \
+           "orders.sqlite3" in again.stdout
+    facts = re.compile(r"The shop's insert ran .*|\d+ audit rows, .*|.*journal: same key, replayed.*")
+    assert facts.findall(again.stdout) == facts.findall(first.stdout)
+    assert "The shop's insert ran 2 time(s)" in again.stdout and "ran 0 time(s)" not in again.stdout
+    (tmp_path / "mine").mkdir()
+    (tmp_path / "mine" / "toolproof.sqlite3").write_bytes(b"someone's store")
+    refused = _demo("--dir", str(tmp_path / "mine"))
+    assert refused.returncode == 2 and "did not write" in refused.stderr
+    assert (tmp_path / "mine" / "toolproof.sqlite3").read_bytes() == b"someone's store"
 
 
 def test_demo_runs_from_any_folder_with_its_default_folder(tmp_path: Path) -> None:

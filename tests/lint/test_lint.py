@@ -115,11 +115,11 @@ def _cli(*args: str, cwd: Path = REPO_ROOT) -> subprocess.CompletedProcess[str]:
 
 @pytest.mark.e2e
 def test_cli_exit_codes_and_json(tmp_path: Path) -> None:
-    new = _cli("toolproof.examples.wholesaler:toolset", "--format", "json")
-    assert new.returncode == 0 and json.loads(new.stdout) == []
-    old = _cli("toolproof.examples.wholesaler.old_tools:old_toolset", "--format", "json")
+    new = _cli("toolproof.examples.wholesaler:toolset", "--json")
+    assert new.returncode == 0 and new.stdout == ""
+    old = _cli("toolproof.examples.wholesaler.old_tools:old_toolset", "--json")
     assert old.returncode == 1  # TP404 versioned twin is an error
-    rows = json.loads(old.stdout)
+    rows = [json.loads(line) for line in old.stdout.splitlines()]
     assert set(rows[0]) >= {"code", "rule", "severity", "tool", "pointer", "message", "fix"}
     assert _cli("toolproof.examples.wholesaler.old_tools:old_toolset", "--ignore", "TP404").returncode == 0
     old_target = "toolproof.examples.wholesaler.old_tools:old_toolset"
@@ -178,8 +178,8 @@ def test_live_mcp_server_over_streamable_http() -> None:
         assert {t.name for t in tools} == {"search", "get_order_status"}
         found = lint(tools)
         assert any(f.code == "TP104" and f.tool == "search" for f in found)
-        res = _cli("--mcp-url", url, "--format", "json", "--fail-on", "warning")
-        assert res.returncode == 1 and any(r["tool"] == "search" for r in json.loads(res.stdout))
+        res = _cli("--mcp-url", url, "--json", "--fail-on", "warning")
+        assert res.returncode == 1 and any(json.loads(line)["tool"] == "search" for line in res.stdout.splitlines())
     finally:
         proc.terminate()
         proc.wait(timeout=30)

@@ -8,6 +8,7 @@ from __future__ import annotations
 import importlib
 import pkgutil
 import sys
+from collections.abc import Sequence
 
 import typer
 
@@ -23,6 +24,7 @@ app = typer.Typer(
     no_args_is_help=True,
     add_completion=False,
     pretty_exceptions_enable=False,
+    rich_markup_mode=None,
 )
 
 
@@ -52,18 +54,43 @@ def _register_commands() -> None:
 _register_commands()
 
 
-def main() -> None:
+def main(argv: Sequence[str] | None = None) -> None:
     """Console entry point. A command that reaches a part whose extra is not installed ends in one line naming
     the `pip install 'toolproof[EXTRA]'` to run, exit 2, not in a traceback (a plain `pip install toolproof`
-    has the core only)."""
+    has the core only); a usage error (an unknown option, a missing argument) is one `error:` line, exit 2."""
+    args = list(sys.argv[1:] if argv is None else argv)
     try:
-        app(prog_name="toolproof")
+        result = app(args=args, prog_name="toolproof", standalone_mode=False)
     except ImportError as exc:
-        words = [w for w in sys.argv[1:] if not w.startswith("-")][:1]
+        words = [w for w in args if not w.startswith("-")][:1]
         found = missing_extra(exc, " ".join(["toolproof", *words]))
         if found is None:
             raise
         raise SystemExit(fail(str(found)).exit_code) from None
+    except typer.Abort:
+        raise SystemExit(fail("aborted", 1).exit_code) from None
+    except Exception as exc:
+        code = _usage_error(exc)
+        if code is None:
+            raise
+        raise SystemExit(code) from None
+    raise SystemExit(result if isinstance(result, int) else 0)
+
+
+def _usage_error(exc: Exception) -> int | None:
+    """click's own errors, told by their shape (typer may vendor click): a command group called bare prints
+    its help; any other is `error: MESSAGE (see `COMMAND --help`)` on one line. None for anything else."""
+    message, code = getattr(exc, "format_message", None), getattr(exc, "exit_code", None)
+    if not callable(message) or not isinstance(code, int):
+        return None
+    text = " ".join(str(message()).split())
+    ctx = getattr(exc, "ctx", None)
+    if type(exc).__name__ == "NoArgsIsHelpError":
+        typer.echo(message(), err=True, nl=False)
+        return code
+    if ctx is not None:
+        text += f" (see `{ctx.command_path} --help`)"
+    return fail(text, code).exit_code
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -15,9 +15,10 @@ User and tool text is never read as rich markup; off a terminal nothing wraps or
 
 from __future__ import annotations
 
+import io
 import json
 import os
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Annotated, Any, Final
 
@@ -34,7 +35,8 @@ DEFAULT_LIMIT: Final = 50
 #: Off a terminal (CI logs, pipes) lines are as long as their content: nothing wraps, nothing is cut.
 _UNWRAPPED: Final = 1_000_000
 #: Fields that hold unix times in the records the CLI prints; shown as RFC 3339 in text and JSON alike.
-TIME_FIELDS: Final = frozenset({"at", "resolved_at", "created_at", "updated_at", "lease_until"})
+TIME_FIELDS: Final = frozenset({"at", "resolved_at", "created_at", "updated_at", "lease_until", "first_seen",
+                               "pinned_at", "expires_at", "decided_at"})
 
 
 def _console(stderr: bool = False) -> Console:
@@ -52,8 +54,17 @@ StoreOpt = Annotated[str | None, typer.Option(
 LimitOpt = Annotated[int, typer.Option("--limit", "-n", min=1, help="At most this many, newest first.")]
 JsonOpt = Annotated[bool, typer.Option("--json", help="JSON lines on stdout (one object a line).")]
 OutOpt = Annotated[Path | None, typer.Option("--out", "-o", help="Write the result to this file.")]
+#: An MCP server started over stdio, in one form wherever it is taken: its command line as one argument.
+MCP_COMMAND_HELP: Final = "An MCP server to start over stdio: its command line, quoted as one argument."
+MCP_URL_HELP: Final = "An MCP server over streamable HTTP: its URL."
 NoteOpt = Annotated[str | None, typer.Option("--note", help="What a person found and did; kept with the record.")]
 ForceOpt = Annotated[bool, typer.Option("--force", help="Act even where the command refuses; needs --note.")]
+
+
+def command_group(help: str | None, *, no_args_is_help: bool = True, **settings: Any) -> typer.Typer:
+    """A group of subcommands, its help in plain text: a flag shows as `--json`, never `--json <bool>`, and a
+    bracket in a docstring is not markup (rich help panels show every option's type, a flag's too)."""
+    return typer.Typer(help=help, no_args_is_help=no_args_is_help, rich_markup_mode=None, **settings)
 
 
 def fail(message: str, code: int = 2) -> typer.Exit:
@@ -81,19 +92,35 @@ def json_line(row: Any) -> str:
     return json.dumps(jsonable(row) if isinstance(row, Mapping) else row, ensure_ascii=False, default=str)
 
 
+def json_lines(rows: Iterable[Any]) -> str:
+    """The text `--json` prints: one compact JSON value a line."""
+    return "".join(json_line(row) + "\n" for row in rows)
+
+
+def plain_text(render: Callable[[Console], None]) -> str:
+    """What `render` prints to a console, as the plain text `--out` writes (no colour, nothing wrapped)."""
+    buffer = io.StringIO()
+    render(Console(file=buffer, width=_UNWRAPPED, highlight=False, color_system=None))
+    return buffer.getvalue()
+
+
 def print_json_lines(rows: Iterable[Any]) -> None:
     """`--json`: one compact JSON value a line on stdout."""
     for row in rows:
         typer.echo(json_line(row))
 
 
-def print_json(data: Any, as_json: bool) -> None:
+def json_text(data: Any, as_json: bool) -> str:
     """A result that is JSON by nature: indented for a person, or with `--json` as JSON lines (a list one
     item a line)."""
     if as_json:
-        print_json_lines(data if isinstance(data, list) else [data])
-    else:
-        typer.echo(json.dumps(data, indent=2, ensure_ascii=False, default=str))
+        return json_lines(data if isinstance(data, list) else [data])
+    return json.dumps(data, indent=2, ensure_ascii=False, default=str) + "\n"
+
+
+def print_json(data: Any, as_json: bool) -> None:
+    """`json_text` on stdout."""
+    typer.echo(json_text(data, as_json), nl=False)
 
 
 def print_record(row: Mapping[str, Any]) -> None:
@@ -155,10 +182,10 @@ def missing_file(target: str) -> str | None:
     return f"no such file: {target}"
 
 
-def write_text(path: Path, text: str, what: str) -> None:
+def write_text(path: Path, text: str, what: str, *, newline: str | None = None) -> None:
     """`--out FILE`: write it and say so once, on stderr (stdout stays for data)."""
     try:
-        path.write_text(text, encoding="utf-8")
+        path.write_text(text, encoding="utf-8", newline=newline)
     except OSError as exc:
         raise fail(f"cannot write {path}: {exc}") from None
     say(f"wrote {what} to {path}", stderr=True)

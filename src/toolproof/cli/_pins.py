@@ -16,6 +16,7 @@ from ._options import (
     NoteOpt,
     StoreOpt,
     chosen_store,
+    command_group,
     fail,
     open_existing,
     print_json,
@@ -27,8 +28,7 @@ from ._options import (
     timestamp,
 )
 
-pins_app = typer.Typer(help="Pinned upstream tool definitions and the changes waiting for review.",
-                       no_args_is_help=True)
+pins_app = command_group("Pinned upstream tool definitions and the changes waiting for review.")
 UpstreamArg = Annotated[str, typer.Argument(help="The upstream's name in the gateway config.")]
 ToolArg = Annotated[str, typer.Argument(help="The tool's name upstream.")]
 
@@ -37,6 +37,11 @@ def pin_dict(pin: Pin) -> dict[str, Any]:
     row = dataclasses.asdict(pin)
     row["status"] = "pending" if pin.pending is not None else "pinned"
     return row
+
+
+def _summary(pin: Pin) -> dict[str, Any]:
+    """A pin as a list prints it: without the definitions (`pins show` has them)."""
+    return {k: v for k, v in pin_dict(pin).items() if k not in ("definition", "pending")}
 
 
 def _pins(store: str | None, upstream: str | None = None) -> list[Pin]:
@@ -60,7 +65,7 @@ def list_cmd(upstream: Annotated[str | None, typer.Option("--upstream", help="On
     """Every pin; `pending` ones hold a change the gateway did not accept."""
     pins = _pins(store, upstream)
     if as_json:
-        print_json_lines({k: v for k, v in pin_dict(p).items() if k not in ("definition", "pending")} for p in pins)
+        print_json_lines(_summary(p) for p in pins)
         return
     if not pins:
         say(f"no pins in {shown_store(store)}")
@@ -90,8 +95,10 @@ def show_cmd(upstream: UpstreamArg, tool: ToolArg, as_json: JsonOpt = False, sto
 
 
 @pins_app.command("approve")
-def approve_cmd(upstream: UpstreamArg, tool: ToolArg, note: NoteOpt = None, store: StoreOpt = None) -> None:
-    """Make the pending definition the pin: the gateway serves it from its next start."""
+def approve_cmd(upstream: UpstreamArg, tool: ToolArg, note: NoteOpt = None, as_json: JsonOpt = False,
+                store: StoreOpt = None) -> None:
+    """Make the pending definition the pin: the gateway serves it from its next start. --json prints the pin
+    as it is left."""
     import time
 
     pin = _one(store, upstream, tool)
@@ -107,6 +114,9 @@ def approve_cmd(upstream: UpstreamArg, tool: ToolArg, note: NoteOpt = None, stor
         db.pin_put(approved)
     finally:
         db.close()
+    if as_json:
+        print_json_lines([_summary(approved)])
+        return
     say(f"approved {upstream}/{tool}: pinned {approved.fingerprint}")
 
 
@@ -115,9 +125,11 @@ def import_cmd(
     upstream: UpstreamArg,
     lock_file: Annotated[Path, typer.Argument(help="A `toolproof lock` file of that upstream's tools.")],
     note: NoteOpt = None,
+    as_json: JsonOpt = False,
     store: StoreOpt = None,
 ) -> None:
-    """Pin an upstream's tools from a reviewed lock file (instead of on first sight); replaces their pins."""
+    """Pin an upstream's tools from a reviewed lock file (instead of on first sight); replaces their pins.
+    --json prints each pin as it is left, one a line."""
     import json
     import time
 
@@ -133,10 +145,14 @@ def import_cmd(
         db = open_store(chosen_store(store))
     except (ValueError, ImportError, OSError) as exc:
         raise fail(str(exc)) from None
+    pins = [Pin(upstream, entry.name, entry.version, entry.to_dict(), now, note=note or f"pinned from {lock_file.name}")
+            for entry in lock.tools.values()]
     try:
-        for entry in lock.tools.values():
-            db.pin_put(Pin(upstream, entry.name, entry.version, entry.to_dict(), now,
-                           note=note or f"pinned from {lock_file.name}"))
+        for pin in pins:
+            db.pin_put(pin)
     finally:
         db.close()
+    if as_json:
+        print_json_lines(_summary(pin) for pin in pins)
+        return
     say(f"pinned {len(lock.tools)} tool(s) of {upstream} from {lock_file}")

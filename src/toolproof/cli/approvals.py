@@ -18,6 +18,7 @@ from ._options import (
     LimitOpt,
     NoteOpt,
     StoreOpt,
+    command_group,
     fail,
     open_existing,
     print_json_lines,
@@ -28,7 +29,7 @@ from ._options import (
     timestamp,
 )
 
-approvals_app = typer.Typer(help="Approval requests: calls that wait for a person's decision.", no_args_is_help=True)
+approvals_app = command_group("Approval requests: calls that wait for a person's decision.")
 
 IdArg = Annotated[str, typer.Argument(help="The approval request id (apr_...).")]
 ByOpt = Annotated[str | None, typer.Option("--by", help="Who decides (default: the login name).")]

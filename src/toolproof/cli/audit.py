@@ -21,6 +21,7 @@ from ._options import (
     LimitOpt,
     OutOpt,
     StoreOpt,
+    command_group,
     fail,
     json_line,
     jsonable,
@@ -34,7 +35,7 @@ from ._options import (
 )
 from .stops import stop_dict
 
-audit_app = typer.Typer(help="The audit trail: every attempt of every call.", no_args_is_help=True)
+audit_app = command_group("The audit trail: every attempt of every call.")
 
 _ALL = 10**9
 ToolOpt = Annotated[str | None, typer.Option("--tool", help="Only this tool.")]
@@ -99,12 +100,14 @@ def show_cmd(
 
 @audit_app.command("export")
 def export_cmd(
-    fmt: Annotated[str, typer.Option("--format", "-f", help="jsonl or csv.")] = "jsonl",
+    fmt: Annotated[str, typer.Option("--format", "-f", help="jsonl (the same as --json) or csv.")] = "jsonl",
+    as_json: JsonOpt = False,
     out: OutOpt = None,
     tool: ToolOpt = None,
     store: StoreOpt = None,
 ) -> None:
     """Export the whole audit trail, oldest first, to stdout or --out FILE."""
+    fmt = "jsonl" if as_json else fmt
     if fmt not in ("jsonl", "csv"):
         raise fail(f"--format must be jsonl or csv, got {fmt!r}")
     records = _records(store, _ALL, tool)

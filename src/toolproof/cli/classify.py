@@ -9,9 +9,9 @@ import typer
 
 from ..contract.classify import classify_http
 from ..contract.envelope import Envelope, Meta
-from ._options import JsonOpt, fail, print_json
+from ._options import JsonOpt, command_group, fail, print_json
 
-classify_app = typer.Typer(help="Turn an upstream failure into the envelope a model would see.", no_args_is_help=True)
+classify_app = command_group("Turn an upstream failure into the envelope a model would see.")
 
 
 @classify_app.command("http")

@@ -27,7 +27,7 @@ def _load_demo() -> Any:
 def demo_cmd(
     directory: Path | None = typer.Option(
         None, "--dir", help="Folder for the demo's SQLite files (default: a new .toolproof/demo-YYYYmmdd-HHMMSS/ "
-        "under the current folder). Printed in the first lines."),
+        "under the current folder). Printed in the first lines. A folder an earlier demo run used starts fresh."),
     live: bool = typer.Option(False, "--live", help="Let a real model play the agent (needs --model)."),
     model: str | None = typer.Option(None, "--model", help="With --live: openai:MODEL, any OpenAI-compatible "
                                      "endpoint (OPENAI_BASE_URL, OPENAI_API_KEY)."),
@@ -53,6 +53,8 @@ def demo_cmd(
         # Piped or captured (CI, tests): wide enough for the tables, unless COLUMNS says otherwise.
         out = console if console.is_terminal or "COLUMNS" in os.environ else Console(width=120)
         module.run(directory, console=out, model=agent_model)
+    except module.FolderInUse as exc:
+        raise fail(str(exc)) from None
     except ModelError as exc:
         reason = str(exc).rstrip(".")
         raise fail(f"the live model failed: {reason}. Is the endpoint reachable (OPENAI_BASE_URL) and the key set "

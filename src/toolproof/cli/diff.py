@@ -15,7 +15,7 @@ from ..contract.errors import DefinitionError
 from ..lint.report import SARIF_SCHEMA
 from ..versions import CLASSES, RULES, Change, counts, diff_locks, fails
 from ._lockload import load_lock
-from ._options import OutOpt, console, fail, json_line, write_text
+from ._options import JsonOpt, OutOpt, console, fail, json_lines, write_text
 
 _STYLE: Final = {"breaking": "bold red", "behavioural": "yellow", "compatible": "green"}
 _SARIF_LEVEL: Final = {"breaking": "error", "behavioural": "warning", "compatible": "note"}
@@ -24,15 +24,16 @@ _SARIF_LEVEL: Final = {"breaking": "error", "behavioural": "warning", "compatibl
 def diff_cmd(
     old: str = typer.Argument(..., help="The reviewed version: a lock file, definitions, MODULE:TOOLSET, ..."),
     new: str = typer.Argument(..., help="The version to check against it."),
-    fmt: str = typer.Option("text", "--format", "-f", help="text, json or sarif."),
-    as_json: bool = typer.Option(False, "--json", help="JSON lines on stdout: one change a line."),
+    fmt: str = typer.Option("text", "--format", "-f", help="text, json (the same as --json) or sarif."),
+    as_json: JsonOpt = False,
     fail_on: str = typer.Option("breaking", "--fail-on", help="Exit 1 on a change this bad or worse: breaking, "
                                 "behavioural or compatible."),
     out: OutOpt = None,
 ) -> None:
-    """Exit 0 when nothing at or above --fail-on changed, 1 when something did, 2 when a side cannot be read."""
-    fmt = "jsonl" if as_json else fmt
-    if fmt not in ("text", "json", "jsonl", "sarif"):
+    """Exit 0 when nothing at or above --fail-on changed, 1 when something did, 2 when a side cannot be read.
+    --json prints one change a line."""
+    fmt = "json" if as_json else fmt
+    if fmt not in ("text", "json", "sarif"):
         raise fail(f"--format must be text, json or sarif, got {fmt!r}")
     if fail_on not in CLASSES:
         raise fail(f"--fail-on must be one of {', '.join(CLASSES)}, got {fail_on!r}")
@@ -53,13 +54,10 @@ def diff_cmd(
 
 
 def _render(changes: Sequence[Change], fmt: str) -> str:
-    if fmt == "jsonl":
-        return "".join(json_line(c.to_dict()) + "\n" for c in changes)
+    if fmt == "json":
+        return json_lines(c.to_dict() for c in changes)
     if fmt == "sarif":
         return json.dumps(to_sarif(changes), indent=2, ensure_ascii=False, default=str) + "\n"
-    if fmt == "json":
-        doc = {"counts": counts(changes), "changes": [c.to_dict() for c in changes]}
-        return json.dumps(doc, indent=2, ensure_ascii=False, default=str) + "\n"
     return "".join(f"{c.change_class} {c.tool or '(error contract)'} {c.kind} {c.pointer or '/'}\n" for c in changes)
 
 

@@ -15,9 +15,9 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 
 from ..catalog.toolset import Toolset
 from ._load import load_object, load_toolset
-from ._options import JsonOpt, OutOpt, console, fail, print_json_lines, print_table, say, write_text
+from ._options import JsonOpt, OutOpt, command_group, console, fail, print_json_lines, print_table, say, write_text
 
-eval_app = typer.Typer(help="Measure tool choice, arguments, error recovery and retrieval.", no_args_is_help=True)
+eval_app = command_group("Measure tool choice, arguments, error recovery and retrieval.")
 
 _MODEL_HELP = ("openai:MODEL, anthropic:MODEL, replay:FILE or scripted:MODULE:FUNC; "
                "'{label}' in the spec is replaced by the toolset label")

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 
 from ..stores.base import shown_url
-from ._options import JsonOpt, StoreOpt, chosen_store, fail, print_json_lines, print_table, say
+from ._options import JsonOpt, StoreOpt, chosen_store, command_group, fail, print_json_lines, print_table, say
 from .serve import (
     AllowHostOpt,
     HostOpt,
@@ -273,7 +273,7 @@ def _yes(flag: bool) -> str:
 def register(app: typer.Typer) -> None:
     from ._pins import pins_app
 
-    group = typer.Typer(invoke_without_command=True, help=gateway.__doc__)
+    group = command_group(gateway.__doc__, no_args_is_help=False, invoke_without_command=True)
     group.callback()(gateway)
     group.add_typer(pins_app, name="pins")
     app.add_typer(group, name="gateway")

@@ -23,6 +23,7 @@ from ._options import (
     LimitOpt,
     NoteOpt,
     StoreOpt,
+    command_group,
     fail,
     open_existing,
     plural,
@@ -34,7 +35,7 @@ from ._options import (
     timestamp,
 )
 
-journal_app = typer.Typer(help="Inspect and reconcile the write journal (exactly-once writes).", no_args_is_help=True)
+journal_app = command_group("Inspect and reconcile the write journal (exactly-once writes).")
 
 KeyArg = Annotated[str, typer.Argument(help="The idempotency key.")]
 

@@ -9,25 +9,42 @@ import typer
 
 from ..contract.errors import DefinitionError
 from ..lint import LintConfig, lint_tooldefs, load_mcp_command, load_mcp_url, load_target
-from ..lint.findings import SEVERITIES
+from ..lint.findings import SEVERITIES, Finding
 from ..lint.loaders import FORMATS
 from ..lint.model import ToolDef
 from ..lint.report import render_text, to_json, to_sarif
-from ._options import console, fail, missing_file
+from ._options import (
+    MCP_COMMAND_HELP,
+    MCP_URL_HELP,
+    JsonOpt,
+    OutOpt,
+    console,
+    fail,
+    json_lines,
+    missing_file,
+    plain_text,
+    plural,
+    write_text,
+)
 
 
 def lint_cmd(
     targets: list[str] = typer.Argument(None, help="Files (JSON/JSONL) or MODULE:TOOLSET."),
-    fmt: str = typer.Option("text", "--format", "-f", help="text, json or sarif."),
+    fmt: str = typer.Option("text", "--format", "-f", help="text, json (the same as --json) or sarif."),
+    as_json: JsonOpt = False,
     fail_on: str = typer.Option("error", "--fail-on", help="Exit 1 if a finding at or above this severity exists."),
     select: list[str] = typer.Option([], "--select", help="Only these rules (code, prefix like TP3, slug, ALL)."),
     ignore: list[str] = typer.Option([], "--ignore", help="Skip these rules (code, prefix or slug)."),
     format_in: str = typer.Option("auto", "--format-in", help="Input format: auto, mcp, openai, anthropic, bfcl."),
-    mcp_command: list[str] = typer.Option([], "--mcp-command", help="Start an MCP server (stdio) and lint it."),
-    mcp_url: list[str] = typer.Option([], "--mcp-url", help="Lint an MCP server over streamable HTTP."),
+    mcp_command: list[str] = typer.Option([], "--mcp-command", metavar="COMMAND",
+                                          help=f"{MCP_COMMAND_HELP} Repeatable."),
+    mcp_url: list[str] = typer.Option([], "--mcp-url", metavar="URL", help=f"{MCP_URL_HELP} Repeatable."),
     config: Path = typer.Option(Path("pyproject.toml"), "--config", help="pyproject.toml with the lint table."),
+    out: OutOpt = None,
 ) -> None:
-    """Lint tool definitions; exit 1 when a finding at or above --fail-on exists."""
+    """Lint tool definitions; exit 1 when a finding at or above --fail-on exists. --json prints one finding
+    a line."""
+    fmt = "json" if as_json else fmt
     if fmt not in ("text", "json", "sarif"):
         raise fail(f"--format must be text, json or sarif, got {fmt!r}")
     if fail_on not in SEVERITIES:
@@ -51,15 +68,23 @@ def lint_cmd(
         findings = lint_tooldefs(tools, cfg)
     except DefinitionError as exc:
         raise fail(str(exc)) from None
-    if fmt == "json":
-        typer.echo(json.dumps(to_json(findings), indent=2, ensure_ascii=False))
-    elif fmt == "sarif":
-        typer.echo(json.dumps(to_sarif(findings), indent=2, ensure_ascii=False))
-    else:
+    if fmt == "text" and out is None:
         render_text(findings, console, n_tools=len(tools))
+    else:
+        text = _render(findings, fmt, len(tools))
+        if out is None:
+            typer.echo(text, nl=False)
+        else:
+            write_text(out, text, f"{plural(len(findings), 'finding', 'findings')} ({fmt})")
     if any(f.at_least(fail_on) for f in findings):
         raise typer.Exit(1)
 
+def _render(findings: list[Finding], fmt: str, n_tools: int) -> str:
+    if fmt == "json":
+        return json_lines(to_json(findings))
+    if fmt == "sarif":
+        return json.dumps(to_sarif(findings), indent=2, ensure_ascii=False) + "\n"
+    return plain_text(lambda into: render_text(findings, into, n_tools=n_tools))
 
 
 def _split(values: list[str]) -> list[str]:

@@ -7,13 +7,13 @@ import typer
 from ..contract.errors import DefinitionError
 from ..versions import dumps_lock
 from ._lockload import STDIO_PREFIX, load_lock
-from ._options import OutOpt, fail, plural, write_text
+from ._options import MCP_COMMAND_HELP, MCP_URL_HELP, OutOpt, fail, plural, write_text
 
 
 def lock_cmd(
     target: str = typer.Argument(None, help="MODULE:TOOLSET, a JSON/JSONL file of definitions, or a lock file."),
-    mcp_command: str = typer.Option(None, "--mcp-command", help="Start an MCP server (stdio) and lock its tools."),
-    mcp_url: str = typer.Option(None, "--mcp-url", help="Lock the tools of an MCP server over streamable HTTP."),
+    mcp_command: str = typer.Option(None, "--mcp-command", metavar="COMMAND", help=MCP_COMMAND_HELP),
+    mcp_url: str = typer.Option(None, "--mcp-url", metavar="URL", help=MCP_URL_HELP),
     out: OutOpt = None,
 ) -> None:
     """Print (or with --out write) the lock: every tool's definition, fingerprint and the error contract, in

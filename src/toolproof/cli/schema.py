@@ -5,9 +5,9 @@ from __future__ import annotations
 import typer
 
 from ..contract.envelope import envelope_schema
-from ._options import JsonOpt, print_json
+from ._options import JsonOpt, command_group, print_json
 
-schema_app = typer.Typer(help="Print the published JSON Schemas.", no_args_is_help=True)
+schema_app = command_group("Print the published JSON Schemas.")
 
 
 @schema_app.command("envelope")

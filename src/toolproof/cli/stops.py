@@ -16,6 +16,7 @@ from ._options import (
     JsonOpt,
     LimitOpt,
     StoreOpt,
+    command_group,
     fail,
     open_existing,
     print_json_lines,
@@ -26,7 +27,7 @@ from ._options import (
     timestamp,
 )
 
-stops_app = typer.Typer(help="Stop records: calls the orchestrator gave up on.", no_args_is_help=True)
+stops_app = command_group("Stop records: calls the orchestrator gave up on.")
 
 StopArg = Annotated[str, typer.Argument(help="The stop id.")]
 EFFECTS = ("done", "not_done", "unknown")

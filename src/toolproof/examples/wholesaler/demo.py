@@ -58,6 +58,10 @@ SYSTEM_PROMPT = (
 )
 
 
+#: The three ways an agent fails that the demo exists for (the source article's), in the order of the scenes.
+THREE_FAILURES = "the wrong tool (scene 2), the wrong input (scene 3) and the repeated action (scene 4)"
+
+
 # --- the faults --------------------------------------------------------------------------------------------
 
 
@@ -230,9 +234,10 @@ class Agent:
         arguments: Any = call.arguments if call.arguments is not None else call.raw_arguments
         try:
             return await self.runner.call(call.name, arguments, context=context)
-        except toolproof.UnknownTool as exc:
-            error = toolproof.InvalidArgument(str(exc), code="UNKNOWN_TOOL",
-                                              allowed_values=[t.name for t in self.runner.toolset])
+        except toolproof.UnknownTool:  # answered as toolproof's SDK loops answer it (integrations.sdk)
+            error = toolproof.InvalidArgument(f"There is no tool called {call.name!r}.", code="UNKNOWN_TOOL",
+                                              received=call.name, allowed_values=self.runner.toolset.names,
+                                              hint="Call one of the tools in allowed_values.")
             return Envelope.failure(error, Meta(call.name, "", attempts=0))
 
 
@@ -256,6 +261,14 @@ def scripted_agent(request: ModelRequest) -> ModelReply:
     buyer = str(request.messages[1]["content"])
     results = _last_results(request.messages)
     last = results[0] if results else {}
+    if case == "wrong-tool-old" and step == 0:  # nine look-alikes: the generic `search` looks as good as any
+        return ModelReply((_call("search", query="jeera rate today"),))
+    if case == "wrong-tool-new":
+        if step == 0:  # the habit of the old toolset: a name the six do not have
+            return ModelReply((_call("rates", item="jeera"),))
+        error = last.get("error") or {}
+        if error.get("code") == "UNKNOWN_TOOL" and "get_today_price" in (error.get("allowed_values") or []):
+            return ModelReply((_call("get_today_price", crop="jeera"),))
     if case == "quintal":
         if step == 0:  # the mistake: "4 quintal" sent as 4
             return ModelReply((_call("place_order", crop="onion", quantity_kg=4, delivery_date=FRIDAY),))
@@ -287,6 +300,8 @@ def _scripted_answer(last: Mapping[str, Any]) -> str:
         if "order_id" in result:
             return f"Order {result['order_id']}: {result['quantity_kg']:g} kg {result['crop']} for " \
                    f"{result['delivery_date']} ({result['note']})."
+        if "results" in result:
+            return f"The rate list says: {result['results'][0]['text']}."
         if "price_rs_per_kg" in result:
             return f"Today's {result['crop']} rate is Rs {result['price_rs_per_kg']} a kg."
         if "available_kg" in result:
@@ -339,7 +354,8 @@ class DemoResult:
 
 
 class Demo:
-    """The seven scenes, in order, on one folder."""
+    """The eight scenes, in order, on one folder: lint, then the three failures (wrong tool, wrong input,
+    repeated action), then the faults production adds, then the evals."""
 
     def __init__(self, directory: Path, console: Console, model: Model | None = None) -> None:
         self.dir = directory
@@ -421,8 +437,37 @@ class Demo:
             if hit is not None:
                 self.console.print(f"  [yellow]{hit.code}[/] {hit.tool}: {hit.message}")
 
+    async def scene_wrong_tool(self) -> dict[str, Any]:
+        self.section(2, "Wrong tool: the old nine tools against the new six, on one question",
+                     "The buyer asks for today's jeera rate. The old nine offer four look-alikes (search, get_data, "
+                     "rates, price_lookup) and say when to use none; the new six have one price tool for today.")
+        message = "What is today's jeera rate?"
+        old_runner = Runner(build_old_toolset(self.shop), store=self.store_url)
+        try:
+            old = await Agent(self.model, old_runner).turn("wrong-tool-old", message, self.context("chat-rate-old"))
+        finally:
+            old_runner.close()
+        self.console.print("[bold]with the old nine tools[/]")
+        self.show_turn(old)
+        old_calls = [s for step in old.steps for s in step]
+        today = self.shop.price("jeera", "A")
+        if old_calls and all(s.envelope.ok for s in old_calls):
+            self.console.print(f"[yellow]Not caught:[/] {', '.join(s.call.name for s in old_calls)} exists and its "
+                               f"arguments are valid, so it ran. Today's rate is Rs {today:g} a kg; only lint "
+                               "(scene 1) and the selection eval (scene 8) say the old tools invite this pick.")
+        self.console.print("[bold]with the new six tools[/] (the same model, still used to the old names)")
+        new = await self.agent.turn("wrong-tool-new", message, self.context("chat-rate-new"))
+        self.show_turn(new, expand_errors=True)
+        caught = [s for step in new.steps for s in step if not s.envelope.ok and s.envelope.error is not None
+                  and s.envelope.error.code == "UNKNOWN_TOOL"]
+        if caught:
+            self.console.print(f"[green]Caught:[/] {caught[0].call.name} is not a tool of this toolset; the "
+                               "envelope names those that are, and the model picks the one whose description says "
+                               "it is for today's price.")
+        return {"old": old, "new": new, "caught": caught, "today": today}
+
     async def scene_quintal(self) -> dict[str, Any]:
-        self.section(2, "The quintal trap",
+        self.section(3, "Wrong input: the quintal trap",
                      "The buyer wants 4 quintal (400 kg). The old tool took `quantity: 4` and booked 4 kg.")
         turn = await self.agent.turn("quintal", "Please send 4 quintal of onions on Friday.",
                                      self.context("chat-quintal"))
@@ -433,7 +478,7 @@ class Demo:
         return {"turn": turn, "rows": rows}
 
     async def scene_double_order(self) -> dict[str, Any]:
-        self.section(3, "The double order",
+        self.section(4, "Repeated action: the double order",
                      f"The first place_order commits, then its reply is lost (timeout {REPLY_TIMEOUT_S} s). The "
                      "model sends the call twice in one turn (run concurrently), and books again on the next turn.")
         ctx = self.context("chat-groundnut")
@@ -486,7 +531,7 @@ class Demo:
         return {"steps": steps, "key": key, "rows": rows, "inserts": inserts}
 
     async def scene_flaky_price(self) -> dict[str, Any]:
-        self.section(4, "A flaky price feed",
+        self.section(5, "A flaky price feed",
                      f"The feed answers 503, 503, then 200. Waits run on a toolproof.Clock shortened {CLOCK_SCALE}x "
                      "(the delays below are what the retry policy computed; each was slept 1/"
                      f"{CLOCK_SCALE} as long).")
@@ -522,7 +567,7 @@ class Demo:
 
     async def scene_dead_stock(self) -> dict[str, Any]:
         breaker_cfg = BreakerConfig(failure_threshold=2, recovery_s=60.0)
-        self.section(5, "A dead stock service",
+        self.section(6, "A dead stock service",
                      f"Every check_stock call fails to connect. The breaker opens after "
                      f"{breaker_cfg.failure_threshold} straight failures; the read-only fallback "
                      "get_stock_snapshot answers.")
@@ -554,7 +599,7 @@ class Demo:
         return {"rows": rows, "turns": turns}
 
     async def scene_high_risk(self, order_id: int | None) -> dict[str, Any]:
-        self.section(6, "A high-risk write that times out",
+        self.section(7, "A high-risk write that times out",
                      f"cancel_order is risk='high'. The cancel reaches the database, then its reply is late "
                      f"(timeout {REPLY_TIMEOUT_S} s): no automatic retry, a stop record for a person.")
         if order_id is None:
@@ -606,7 +651,7 @@ class Demo:
         self.console.print(table)
 
     def scene_evals(self) -> dict[str, Any]:
-        self.section(7, "Evals: old toolset against new, on recorded model outputs",
+        self.section(8, "Evals: old toolset against new, on recorded model outputs",
                      "The recorded outputs were authored by hand as a plausible model "
                      "(toolproof.examples.wholesaler.cases); "
                      "the scores are computed now by toolproof.evals.")
@@ -624,7 +669,7 @@ class Demo:
         self.console.print(table)
         return reports
 
-    def summary(self, seconds: float) -> None:
+    def summary(self, seconds: float, failures: Sequence[tuple[str, str, str]] = ()) -> None:
         self.runner.flush()
         store = self.runner.store
         audit = len(store.list_audit(limit=1_000_000))
@@ -633,6 +678,11 @@ class Demo:
         orders = self.orders()
         self.console.print()
         self.console.rule("[bold]Done")
+        if failures:
+            caught = Table("failure (scene)", "what caught it", "what was left", title="the three failures")
+            for row in failures:
+                caught.add_row(*row)
+            self.console.print(caught)
         table = Table("file", "what it holds", title=f"everything is in {self.dir}")
         table.add_row("toolproof.sqlite3", f"{audit} audit rows, {len(stops)} stop record(s) "
                       f"({sum(s.resolved_at is not None for s in stops)} resolved), {len(journal)} journal entries")
@@ -696,25 +746,69 @@ def default_dir(base: Path | None = None) -> Path:
     return candidate
 
 
-async def _scenes(demo: Demo) -> None:
+#: The files a run leaves in its folder, and the mark that says the demo wrote them.
+DEMO_FILES = ("toolproof.sqlite3", "orders.sqlite3")
+MARK = ".toolproof-demo"
+_SIDECARS = ("", "-wal", "-shm", "-journal")
+
+
+class FolderInUse(ValueError):
+    """The folder holds databases the demo did not write: it never deletes what it did not make."""
+
+
+def start_fresh(directory: Path) -> list[str]:
+    """Make `directory` ready for a new run and return the files of an earlier run it removed. A second run
+    in one folder starts fresh instead of replaying the first run's journal (every call `replayed`, no effect
+    of its own); databases without the demo's mark are refused, not deleted."""
+    found = [name for name in DEMO_FILES if (directory / name).exists()]
+    if found and not (directory / MARK).is_file():
+        raise FolderInUse(f"{directory} already holds {', '.join(found)} that the demo did not write; "
+                          "give --dir an empty or new folder")
+    for name in found:
+        for suffix in _SIDECARS:
+            (directory / f"{name}{suffix}").unlink(missing_ok=True)
+    directory.mkdir(parents=True, exist_ok=True)
+    (directory / MARK).write_text("written by `toolproof demo`: a next run in this folder replaces "
+                                  f"{' and '.join(DEMO_FILES)}\n", encoding="utf-8")
+    return found
+
+
+async def _scenes(demo: Demo) -> list[tuple[str, str, str]]:
+    """The scenes that need the agent; returns, per failure the demo exists for, what caught it and what was
+    left (for the closing table)."""
+    wrong_tool = await demo.scene_wrong_tool()
     quintal = await demo.scene_quintal()
-    await demo.scene_double_order()
+    double = await demo.scene_double_order()
     await demo.scene_flaky_price()
     await demo.scene_dead_stock()
     rows = quintal["rows"]
     await demo.scene_high_risk(int(rows[-1]["id"]) if rows else None)
+    caught = wrong_tool["caught"]
+    refused = [f"{s.envelope.error.code} on {s.envelope.error.field}, next_action {s.envelope.error.next_action.value}"
+               for step in quintal["turn"].steps for s in step if s.envelope.error is not None]
+    return [
+        ("wrong tool (2)", f"UNKNOWN_TOOL for {caught[0].call.name}, the real tools named" if caught else "not caught",
+         "answered by " + ", ".join(s.call.name for step in wrong_tool["new"].steps for s in step
+                                    if s.envelope.ok) or "-"),
+        ("wrong input (3)", "schema validation: " + (", ".join(refused) or "nothing refused"),
+         ", ".join(f"#{r['id']} {r['quantity_kg']:g} kg" for r in rows) or "no order"),
+        ("repeated action (4)", "one idempotency key: retried, then replayed from the journal",
+         f"{len(double['steps'])} place_order calls -> {len(double['rows'])} order row(s)"),
+    ]
 
 
 def run(directory: Path | None = None, *, console: Console | None = None, model: Model | None = None) -> DemoResult:
     """Run the whole demo in `directory` (created; default: a new `.toolproof/demo-YYYYmmdd-HHMMSS/` under
-    the current folder). The folder is printed, absolute, in the first lines and again at the end.
+    the current folder). The folder is printed, absolute, in the first lines and again at the end. A folder
+    an earlier run used starts fresh (said on screen); one holding databases the demo did not write raises
+    `FolderInUse`.
 
     `model` replaces the scripted agent (e.g. `load_model("openai:...")`); a `ModelError` propagates.
     """
     started = time.perf_counter()
     console = console or Console()
     directory = Path(directory).absolute() if directory is not None else default_dir()
-    directory.mkdir(parents=True, exist_ok=True)
+    removed = start_fresh(directory)
     with quiet_toolproof_logs():
         demo = Demo(directory, console, model)
         try:
@@ -722,17 +816,23 @@ def run(directory: Path | None = None, *, console: Console | None = None, model:
             who = f"a live model ({model.name})" if model is not None else "a scripted model"
             console.print(f"Writing to {directory} (toolproof.sqlite3: the Runner's store; orders.sqlite3: the shop)",
                           highlight=False, soft_wrap=True)
+            if removed:
+                console.print(f"Starting fresh: this folder held an earlier demo run; removed its "
+                              f"{' and '.join(removed)} (nothing below is replayed from it).", highlight=False)
             console.print(f"The agent is played by {who}; the faults are injected into the shop. Today is "
                           f"{TODAY.isoformat()}.", highlight=False)
+            console.print(f"An agent fails in three ways, and each is shown caught: {THREE_FAILURES}. Scenes 5 "
+                          "to 7 add the faults production adds.", highlight=False)
             demo.scene_lint()
-            asyncio.run(_scenes(demo))
+            failures = asyncio.run(_scenes(demo))
             demo.scene_evals()
             seconds = time.perf_counter() - started
-            demo.summary(seconds)
+            demo.summary(seconds, failures)
         finally:
             demo.close()
     return DemoResult(directory, demo.store_url, demo.orders_path, time.perf_counter() - started)
 
 
-__all__ = ["Agent", "Demo", "DemoResult", "Faults", "FaultyShop", "ModelError", "ShortClock", "build_demo_toolset",
-           "default_dir", "run", "scripted_agent", "toolproof_command"]
+__all__ = ["DEMO_FILES", "MARK", "THREE_FAILURES", "Agent", "Demo", "DemoResult", "Faults", "FaultyShop",
+           "FolderInUse", "ModelError", "ShortClock", "build_demo_toolset", "default_dir", "run", "scripted_agent",
+           "start_fresh", "toolproof_command"]
