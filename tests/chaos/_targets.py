@@ -28,3 +28,15 @@ def new_tools() -> toolproof.Toolset:
 
 def old_tools() -> toolproof.Toolset:
     return build_old_toolset(shop())
+
+
+def served_tools() -> toolproof.Toolset:
+    """The new tools and a count of the shop's orders, for `toolproof serve` under `chaos stdio:...`."""
+    orders = shop()
+
+    @toolproof.tool(effect="read")
+    def count_orders() -> int:
+        """How many orders the shop holds (every buyer, every status)."""
+        return orders.count_orders()
+
+    return build_toolset(orders) + toolproof.Toolset([count_orders])

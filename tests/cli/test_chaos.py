@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 
 import pytest
@@ -50,7 +51,7 @@ def test_json_lines_and_the_html_report(tmp_path: Path, env: dict[str, str]) -> 
     (["tests.chaos._targets:missing"], "error: 'tests.chaos._targets' has no attribute 'missing'"),
     (["tests.chaos._targets:MONDAY"], "error: 'tests.chaos._targets:MONDAY' is a date, not a toolproof.Toolset"),
     (["just_a_word"], "error: expected MODULE:ATTRIBUTE, got 'just_a_word'"),
-    (["stdio:python server.py"], "error: MCP servers are not supported by chaos yet"),
+    (["https://example.invalid/mcp"], "error: MCP servers over HTTP are not supported by chaos yet"),
     ([OLD, "--tool", "nope"], "error: 'tests.chaos._targets:old_tools' has no tool 'nope'"),
     ([OLD, "--args", "order"], "error: --args takes TOOL=JSON, got 'order'"),
     ([OLD, "--args", "order={"], "error: --args order: not JSON"),
@@ -62,3 +63,17 @@ def test_bad_input_is_one_line_and_exit_2(tmp_path: Path, env: dict[str, str], a
     proc = toolproof_cli("chaos", *args, cwd=tmp_path, env=env, code=2)
     assert proc.stderr.startswith(message), proc.stderr
     assert len(proc.stderr.strip().splitlines()) == 1 and proc.stdout == ""
+
+
+def test_an_mcp_server_over_stdio_with_a_count_tool(tmp_path: Path) -> None:
+    env = {"ORDERS_DB": str(tmp_path / "orders.sqlite3")}
+    server = f"stdio:{sys.executable} -m tests.mcp_servers.orders"
+    proc = toolproof_cli("chaos", server, "--count-with", "count_orders", "--scenario", "reply_lost", "--json",
+                         "--fail-on", "double-effect", cwd=tmp_path, env=env, code=1)
+    row, total = json_lines(proc.stdout)
+    assert (row["through"], row["effects"], row["double_effect"]) == ("server", 2, True)
+    assert total["double_effects"] == 1
+    bad = toolproof_cli("chaos", server, "--count-with", "tally", cwd=tmp_path, env=env, code=2)
+    assert bad.stderr.startswith("error: the server has no tool 'tally'")
+    mixed = toolproof_cli("chaos", OLD, "--count-with", "count_orders", cwd=tmp_path, env=env, code=2)
+    assert mixed.stderr.startswith("error: --count-with is for stdio:CMD targets")

@@ -3,28 +3,29 @@ smallest valid call its schema describes; and the same call with one argument ch
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from datetime import date, timedelta
 from typing import Any
-
-from ..contract.tool import Tool
 
 __all__ = ["arguments_for", "changed"]
 
 
-def arguments_for(tool: Tool, given: dict[str, Any] | None = None) -> dict[str, Any]:
+def arguments_for(schema: Mapping[str, Any], examples: Sequence[Mapping[str, Any]] = (),
+                  given: dict[str, Any] | None = None) -> dict[str, Any]:
     if given is not None:
         return dict(given)
-    if tool.examples:
-        return dict(tool.examples[0])
-    props: dict[str, Any] = tool.input_schema.get("properties", {})
-    return {name: _value(props.get(name, {})) for name in tool.input_schema.get("required", [])}
+    if examples:
+        return dict(examples[0])
+    props: dict[str, Any] = schema.get("properties", {})
+    return {name: _value(props.get(name, {})) for name in schema.get("required", [])}
 
 
-def changed(tool: Tool, args: dict[str, Any]) -> tuple[str, dict[str, Any]] | None:
+def changed(schema: Mapping[str, Any], args: dict[str, Any],
+            operation_keys: Sequence[str] | None = None) -> tuple[str, dict[str, Any]] | None:
     """One argument changed, and which: an amount first, never one of the tool's operation keys or an id (those
     name the operation: other values are another operation, not a repeat); None when no argument is left."""
-    props: dict[str, Any] = tool.input_schema.get("properties", {})
-    keys = set(tool.operation_keys or ())
+    props: dict[str, Any] = schema.get("properties", {})
+    keys = set(operation_keys or ())
     free = [n for n in args if n not in keys and n != "id" and not n.endswith("_id")]  # an id names the thing
     for name in sorted(free, key=lambda n: not isinstance(args[n], int | float) or isinstance(args[n], bool)):
         other = _other(props.get(name, {}), args[name])

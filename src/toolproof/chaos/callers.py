@@ -18,7 +18,8 @@ from ..pipeline.runner import Runner
 
 __all__ = ["THROUGH", "BareCaller", "Caller", "Reply", "Through", "ToolproofCaller", "caller"]
 
-Through = Literal["toolproof", "bare"]
+#: How the calls reach the tools: toolproof's runner, the bare function, or an MCP server as it is.
+Through = Literal["toolproof", "bare", "server"]
 THROUGH: tuple[Through, ...] = ("toolproof", "bare")
 
 

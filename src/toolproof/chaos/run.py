@@ -26,10 +26,12 @@ from .callers import Caller, Reply, Through, caller
 from .instrument import Ledger, counting_method, instrument
 from .scenarios import SCENARIOS, TIMEOUT_S, Scenario
 
-__all__ = ["DEFAULT_PRINCIPAL", "Row", "run_chaos", "scratch_store", "write_tools"]
+__all__ = ["DEFAULT_PRINCIPAL", "NOT_OBSERVABLE", "NO_CHANGE", "NotApplicable", "Row", "run_chaos", "scratch_store",
+           "write_tools"]
 
 DEFAULT_PRINCIPAL: Final = "chaos-user"
 NOT_OBSERVABLE: Final = "not observable (no verify hook)"
+NO_CHANGE: Final = "every argument names the operation (an id or an operation key): other values are another operation"
 #: The journal lease a killed worker's claim is given, so that the resend finds it lapsed, not live.
 WORKER_LEASE_S: Final = 0.5
 _WORKER_WAIT_S: Final = 60.0
@@ -118,7 +120,7 @@ def run_chaos(
     rows: list[Row] = []
     with scratch_store(store) as (url, folder):
         for tool in write_tools(toolset, tools):
-            args = arguments_for(tool, given.get(tool.name))
+            args = arguments_for(tool.input_schema, tool.examples, given.get(tool.name))
             for how in through:
                 for sc in scenarios:
                     ledger = Ledger(folder / f"{tool.name}-{sc.key}-{how}.jsonl")
@@ -135,7 +137,7 @@ def _run(sc: Scenario, stage: _Stage) -> Row:
                    "not run", note="needs a MODULE:TOOLSET target a worker process can import")
     try:
         replies, note = _STAGINGS[sc.key](sc, stage)
-    except _NotApplicable as exc:
+    except NotApplicable as exc:
         return Row(stage.tool.name, sc.key, stage.through, None, None, 0, None, (), "not applicable", note=str(exc))
     ok = [i for i, r in enumerate(replies, 1) if r.ok]
     return Row(stage.tool.name, sc.key, stage.through, stage.ledger.effects(stage.tool), stage.ledger.entries(),
@@ -143,7 +145,7 @@ def _run(sc: Scenario, stage: _Stage) -> Row:
                any(r.replayed for r in replies), note)
 
 
-class _NotApplicable(Exception):
+class NotApplicable(Exception):
     """The scenario has no meaning for this tool (said in the row's note)."""
 
 
@@ -192,10 +194,9 @@ def _racing(sc: Scenario, stage: _Stage) -> tuple[list[Reply], str]:
 
 
 def _changed(sc: Scenario, stage: _Stage) -> tuple[list[Reply], str]:
-    other = changed(stage.tool, stage.arguments)
+    other = changed(stage.tool.input_schema, stage.arguments, stage.tool.operation_keys)
     if other is None:
-        raise _NotApplicable("every argument names the operation (an id or an operation key): other values are "
-                             "another operation")
+        raise NotApplicable(NO_CHANGE)
     name, args = other
     sender = stage.sender(sc)
     try:
