@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 
+import toolproof
 from tests.cli._run import json_lines, toolproof_cli
 
 OLD = "tests.chaos._targets:old_tools"
@@ -31,10 +32,12 @@ def test_fail_on_double_effect_exits_1_on_the_old_tools_bare_and_0_on_the_new_to
 
 
 def test_json_lines_and_the_html_report(tmp_path: Path, env: dict[str, str]) -> None:
-    page = tmp_path / "chaos.html"
+    page, lines = tmp_path / "chaos.html", tmp_path / "chaos.jsonl"
     proc = toolproof_cli("chaos", OLD, "--tool", "order", "--through", "both", "--scenario", "new_request_id",
-                         "--scenario", "ok_did_nothing", "--json", "--html", str(page), cwd=tmp_path, env=env)
+                         "--scenario", "ok_did_nothing", "--json", "--html", str(page), "--out", str(lines),
+                         cwd=tmp_path, env=env)
     rows = json_lines(proc.stdout)
+    assert json_lines(lines.read_text(encoding="utf-8")) == rows
     assert [(r["through"], r["scenario"], r["effects"]) for r in rows[:-1]] == [
         ("toolproof", "new_request_id", 1), ("toolproof", "ok_did_nothing", None),
         ("bare", "new_request_id", 2), ("bare", "ok_did_nothing", None)]
@@ -44,6 +47,19 @@ def test_json_lines_and_the_html_report(tmp_path: Path, env: dict[str, str]) -> 
     assert html.startswith("<!doctype html>") and "<svg" in html and "Double effects: 1 of 2" in html
     assert "<script" not in html
     assert f"wrote the HTML report to {page}" in proc.stderr
+
+
+def test_the_journal_goes_to_a_scratch_store_unless_store_names_one(tmp_path: Path, env: dict[str, str]) -> None:
+    ambient, named = tmp_path / "ambient.sqlite3", tmp_path / "named.sqlite3"
+    run = ("chaos", OLD, "--tool", "order", "--scenario", "new_request_id")
+    toolproof_cli(*run, cwd=tmp_path, env={**env, "TOOLPROOF_STORE": f"sqlite:///{ambient}"})
+    assert not ambient.exists()  # $TOOLPROOF_STORE is the user's store: chaos never writes there by itself
+    toolproof_cli(*run, "--store", f"sqlite:///{named}", cwd=tmp_path, env=env)
+    store = toolproof.open_store(f"sqlite:///{named}", create=False)
+    try:
+        assert [(i.tool, i.status) for i in store.journal_list(limit=10)] == [("order", "done")]
+    finally:
+        store.close()
 
 
 @pytest.mark.parametrize(("args", "message"), [

@@ -13,7 +13,8 @@ from typing import Any
 import mcp_types as types
 from mcp.server.context import ServerRequestContext
 from mcp.server.lowlevel.server import Server
-from mcp.server.stdio import stdio_server
+
+from tests.mcp_servers import serve_stdio
 
 ORDER = {"type": "object", "properties": {"crop": {"type": "string", "enum": ["onion", "groundnut"]},
                                           "quantity_kg": {"type": "number", "minimum": 10}},
@@ -46,11 +47,5 @@ def build() -> Server[Any]:
     return Server("orders", version="0.0.1", on_list_tools=on_list_tools, on_call_tool=on_call_tool)
 
 
-async def main() -> None:
-    server = build()
-    async with stdio_server() as (read_stream, write_stream):
-        await server.run(read_stream, write_stream, server.create_initialization_options())
-
-
 if __name__ == "__main__":
-    asyncio.run(main())
+    serve_stdio(build())

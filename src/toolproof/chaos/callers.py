@@ -16,11 +16,10 @@ from ..contract.tool import Tool
 from ..journal.journal import Journal
 from ..pipeline.runner import Runner
 
-__all__ = ["THROUGH", "BareCaller", "Caller", "Reply", "Through", "ToolproofCaller", "caller"]
+__all__ = ["BareCaller", "Caller", "Reply", "Through", "ToolproofCaller", "caller"]
 
 #: How the calls reach the tools: toolproof's runner, the bare function, or an MCP server as it is.
 Through = Literal["toolproof", "bare", "server"]
-THROUGH: tuple[Through, ...] = ("toolproof", "bare")
 
 
 @dataclass(frozen=True, slots=True)

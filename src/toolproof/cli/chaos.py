@@ -73,7 +73,9 @@ def chaos_cmd(
         if name not in toolset:
             raise fail(f"{target!r} has no tool {name!r}; it has: {', '.join(toolset.names)}")
     # The staged faults are logged by the runner as real ones would be; the report says what happened.
-    logging.getLogger("toolproof").addHandler(logging.NullHandler())
+    logs = logging.getLogger("toolproof")
+    if not any(isinstance(h, logging.NullHandler) for h in logs.handlers):
+        logs.addHandler(logging.NullHandler())
     ways: Any = ("toolproof", "bare") if through == "both" else (through,)
     rows = run_chaos(toolset, target=target, tools=tool or (), arguments=given, through=ways, scenarios=chosen,
                      store=store, principal=principal)
