@@ -34,7 +34,7 @@ def test_the_old_order_tool_bare_takes_effect_twice_in_every_repeat_and_once_thr
     assert guarded["reply_lost"].effects == 1
     assert guarded["reply_lost"].told == ("outcome_unknown CONNECTION_LOST_AFTER_DISPATCH, next_action=escalate",
                                           "outcome_unknown OUTCOME_UNKNOWN, next_action=escalate")
-    assert guarded["reply_lost"].recovered_after is None
+    assert guarded["reply_lost"].calls_to_recover is None
     assert guarded["new_request_id"].told[-1] == "ok (replayed)" and guarded["new_request_id"].replayed
     assert guarded["racing_resends"].effects == 1 and sorted(guarded["racing_resends"].told) == ["ok", "ok (replayed)"]
     for r in rows:
@@ -52,7 +52,7 @@ def test_the_new_tools_through_toolproof_take_effect_once_in_every_scenario() ->
     assert place["changed_arguments"].told[-1] == ("needs_clarification ALREADY_DONE_DIFFERENT_ARGS, "
                                                    "next_action=ask_person")
     assert place["changed_arguments"].note == "changed quantity_kg: 40 -> 41"
-    assert place["rate_limited"].told == ("ok",) and place["rate_limited"].recovered_after == 1
+    assert place["rate_limited"].told == ("ok",) and place["rate_limited"].calls_to_recover == 1
     assert place["timeout_after_commit"].entries == 2 and place["timeout_after_commit"].effects == 1  # one key
 
 

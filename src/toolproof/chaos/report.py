@@ -27,7 +27,7 @@ def _effects(row: Mapping[str, Any]) -> str:
 def _recovered(row: Mapping[str, Any]) -> str:
     if row["calls"] == 0:
         return "-"
-    return str(row["recovered_after"]) if row["recovered_after"] is not None else "never"
+    return str(row["calls_to_recover"]) if row["calls_to_recover"] is not None else "never"
 
 
 def _told(row: Mapping[str, Any]) -> str:
@@ -56,7 +56,7 @@ def summary(rows: Sequence[Row]) -> dict[str, Any]:
 
 
 def print_rows(rows: Sequence[Row], console: Console, *, title: str) -> None:
-    table = Table("tool", "through", "scenario", "effects", "calls", "ok after", "what the caller was told",
+    table = Table("tool", "through", "scenario", "effects", "calls", "calls to recover", "what the caller was told",
                   title=Text(title))
     for r in (row.to_dict() for row in rows):
         style = "bold red" if r["double_effect"] else None
@@ -80,7 +80,7 @@ def render_html(rows: Sequence[Row], title: str = "toolproof chaos") -> str:
                       [(f"{p['tool']} ({p['through']})", 1.0 - float(p["double_effect_rate"] or 0.0))
                        for p in s["per_tool"]], max_value=1)
     head = "".join(f"<th>{html.escape(c)}</th>" for c in
-                   ("tool", "through", "scenario", "effects", "calls", "ok after", "what the caller was told",
+                   ("tool", "through", "scenario", "effects", "calls", "calls to recover", "what the caller was told",
                     "counted by", "note"))
     body = []
     for r in (row.to_dict() for row in rows):

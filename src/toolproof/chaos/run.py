@@ -47,7 +47,7 @@ class Row:
     effects: int | None  # None: not observable
     entries: int | None  # entries into the function that returned without raising
     calls: int  # calls the caller sent
-    recovered_after: int | None  # the send that first answered ok (None: never)
+    calls_to_recover: int | None  # the calls sent until the first answer that was ok (None: none was)
     told: tuple[str, ...]
     counted: str
     replayed: bool = False
@@ -60,7 +60,7 @@ class Row:
     def to_dict(self) -> dict[str, Any]:
         return {"kind": "scenario", "tool": self.tool, "scenario": self.scenario, "through": self.through,
                 "effects": self.effects, "double_effect": self.double_effect, "entries": self.entries,
-                "calls": self.calls, "recovered_after": self.recovered_after, "told": list(self.told),
+                "calls": self.calls, "calls_to_recover": self.calls_to_recover, "told": list(self.told),
                 "replayed": self.replayed, "counted": self.counted, "note": self.note}
 
 
@@ -140,7 +140,10 @@ def _run(sc: Scenario, stage: _Stage) -> Row:
     except NotApplicable as exc:
         return Row(stage.tool.name, sc.key, stage.through, None, None, 0, None, (), "not applicable", note=str(exc))
     ok = [i for i, r in enumerate(replies, 1) if r.ok]
-    return Row(stage.tool.name, sc.key, stage.through, stage.ledger.effects(stage.tool), stage.ledger.entries(),
+    entries = stage.ledger.entries()
+    if not entries:
+        note = "; ".join(filter(None, [note, "it never took effect: if the call failed before its effect, give --args"]))
+    return Row(stage.tool.name, sc.key, stage.through, stage.ledger.effects(stage.tool), entries,
                len(replies), ok[0] if ok else None, tuple(r.told for r in replies), counting_method(stage.tool),
                any(r.replayed for r in replies), note)
 
