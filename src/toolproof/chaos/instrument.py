@@ -54,7 +54,9 @@ class Ledger:
     def rows(self) -> list[dict[str, Any]]:
         if not self.path.exists():
             return []
-        return [json.loads(line) for line in self.path.read_text(encoding="utf-8").splitlines() if line.strip()]
+        text = self.path.read_text(encoding="utf-8")
+        complete = text[: text.rfind("\n") + 1]  # a line another process is still writing is not read yet
+        return [json.loads(line) for line in complete.splitlines() if line.strip()]
 
     def entries(self) -> int:
         """Entries that returned without raising, in every process."""

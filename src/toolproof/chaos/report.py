@@ -49,7 +49,7 @@ def summary(rows: Sequence[Row]) -> dict[str, Any]:
         per.append({"tool": tool, "through": through, "observed": len(seen), "double_effects": len(doubles),
                     "double_effect_rate": round(len(doubles) / len(seen), 3) if seen else None,
                     "scenarios_with_double_effect": doubles,
-                    "not_observable": [r.scenario for r in group if r.effects is None]})
+                    "not_counted": [r.scenario for r in group if r.effects is None]})
     total = [r for r in rows if r.effects is not None]
     return {"kind": "summary", "report": REPORT_KIND, "observed": len(total),
             "double_effects": sum(r.double_effect for r in total), "per_tool": per}

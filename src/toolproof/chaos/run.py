@@ -31,6 +31,7 @@ __all__ = ["DEFAULT_PRINCIPAL", "NOT_OBSERVABLE", "NO_CHANGE", "NotApplicable", 
 
 DEFAULT_PRINCIPAL: Final = "chaos-user"
 NOT_OBSERVABLE: Final = "not observable (no verify hook)"
+NO_EFFECT: Final = "it never took effect: if the call failed before its effect, give --args"
 NO_CHANGE: Final = "every argument names the operation (an id or an operation key): other values are another operation"
 #: The journal lease a killed worker's claim is given, so that the resend finds it lapsed, not live.
 WORKER_LEASE_S: Final = 0.5
@@ -142,7 +143,7 @@ def _run(sc: Scenario, stage: _Stage) -> Row:
     ok = [i for i, r in enumerate(replies, 1) if r.ok]
     entries = stage.ledger.entries()
     if not entries:
-        note = "; ".join(filter(None, [note, "it never took effect: if the call failed before its effect, give --args"]))
+        note = "; ".join(filter(None, [note, NO_EFFECT]))
     return Row(stage.tool.name, sc.key, stage.through, stage.ledger.effects(stage.tool), entries,
                len(replies), ok[0] if ok else None, tuple(r.told for r in replies), counting_method(stage.tool),
                any(r.replayed for r in replies), note)
