@@ -5,6 +5,8 @@ a count tool the effects are not observable, what the caller was told still is."
 from __future__ import annotations
 
 import os
+import re
+import subprocess
 import sys
 from pathlib import Path
 
@@ -56,3 +58,27 @@ def test_a_server_that_does_not_start_or_lacks_the_count_tool_is_one_error() -> 
         run_server_chaos(PLAIN, count_with="tally")
     with pytest.raises(ServerError, match=r"^MCP server '.*no_such_module_here'"):
         run_server_chaos(f"{sys.executable} -m no_such_module_here")
+
+
+def test_a_server_at_a_url_gets_the_same_resends_but_is_not_killed(tmp_path: Path) -> None:
+    served = subprocess.Popen(
+        [sys.executable, "-m", "toolproof", "serve", "tests.chaos._targets:served_tools", "--http", "--host",
+         "127.0.0.1", "--port", "0"], stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+        text=True)
+    try:
+        assert served.stderr is not None
+        url = None
+        while url is None:
+            line = served.stderr.readline()
+            assert line, "the server ended before it said where it serves"
+            found = re.search(r"serving MCP on (\S+)", line)
+            url = found.group(1) if found else None
+        rows = run_server_chaos(url, tools=["place_order"], count_with="count_orders",
+                                scenarios=[scenario("new_request_id"), scenario("worker_killed")])
+    finally:
+        served.terminate()
+        served.wait(timeout=30)
+    fresh, killed = rows
+    assert (fresh.effects, fresh.told[-1], fresh.note) == (1, "ok (replayed)", "re-issued on a new session")
+    assert (killed.effects, killed.counted) == (None, "not applicable")
+    assert killed.note == "a server at a URL is not this run's process to kill"

@@ -67,7 +67,8 @@ def test_the_journal_goes_to_a_scratch_store_unless_store_names_one(tmp_path: Pa
     (["tests.chaos._targets:missing"], "error: 'tests.chaos._targets' has no attribute 'missing'"),
     (["tests.chaos._targets:MONDAY"], "error: 'tests.chaos._targets:MONDAY' is a date, not a toolproof.Toolset"),
     (["just_a_word"], "error: expected MODULE:ATTRIBUTE, got 'just_a_word'"),
-    (["https://example.invalid/mcp"], "error: MCP servers over HTTP are not supported by chaos yet"),
+    ([OLD, "--count-with", "count_orders"], "error: --count-with is for MCP servers"),
+    (["stdio:"], "error: stdio: needs a command"),
     ([OLD, "--tool", "nope"], "error: 'tests.chaos._targets:old_tools' has no tool 'nope'"),
     ([OLD, "--args", "order"], "error: --args takes TOOL=JSON, got 'order'"),
     ([OLD, "--args", "order={"], "error: --args order: not JSON"),
@@ -91,5 +92,3 @@ def test_an_mcp_server_over_stdio_with_a_count_tool(tmp_path: Path) -> None:
     assert total["double_effects"] == 1
     bad = toolproof_cli("chaos", server, "--count-with", "tally", cwd=tmp_path, env=env, code=2)
     assert bad.stderr.startswith("error: the server has no tool 'tally'")
-    mixed = toolproof_cli("chaos", OLD, "--count-with", "count_orders", cwd=tmp_path, env=env, code=2)
-    assert mixed.stderr.startswith("error: --count-with is for stdio:CMD targets")

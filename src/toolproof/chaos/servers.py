@@ -1,11 +1,13 @@
-"""Chaos on an MCP server (`stdio:CMD`), through the official MCP client SDK, the server as it is.
+"""Chaos on an MCP server (`stdio:CMD`, or a streamable HTTP URL), through the official MCP client SDK, the
+server as it is.
 
 Only the transport can be broken from outside, so the scenarios are the caller's: a reply dropped and the
 call resent on the same session; the server process killed (SIGKILL) after it answered and the call resent
-to a new one; two calls racing on one session; other arguments; the call re-issued on a new session. The
-effects are counted by a read tool the user names (`count_with`: its answer holds one number, read before
-and after the calls on each session), else they are not observable; what the caller was told always is.
-A fault inside the tool's body (a timeout after the commit, a 429) needs a toolset target.
+to a new one (stdio only: a URL's server is not this run's to kill); two calls racing on one session; other
+arguments; the call re-issued on a new session. The effects are counted by a read tool the user names
+(`count_with`: its answer holds one number, read before and after the calls on each session), else they are
+not observable; what the caller was told always is. A fault inside the tool's body (a timeout after the
+commit, a 429) needs a toolset target.
 """
 
 from __future__ import annotations
@@ -24,6 +26,7 @@ import anyio
 import mcp_types as types
 from mcp import ClientSession
 from mcp.client.stdio import StdioServerParameters, stdio_client
+from mcp.client.streamable_http import streamable_http_client
 
 from ..contract.envelope import Envelope, MalformedEnvelope
 from ..mcp.server import META_CONVERSATION_ID, META_PRINCIPAL
@@ -64,7 +67,7 @@ def run_server_chaos(
     scenarios: Sequence[Scenario] = SCENARIOS,
     principal: str = DEFAULT_PRINCIPAL,
 ) -> list[Row]:
-    argv = shlex.split(command)
+    argv = [command] if command.startswith(("http://", "https://")) else shlex.split(command)
     if not argv:
         raise ServerError("stdio: needs a command")
     run = _Run(argv, dict(arguments or {}), count_with, principal)
@@ -83,6 +86,7 @@ class _Run:
     def __init__(self, argv: list[str], given: dict[str, dict[str, Any]], count_with: str | None,
                  principal: str) -> None:
         self.argv, self.given, self.count_with, self.principal = argv, given, count_with, principal
+        self.http = argv[0].startswith(("http://", "https://"))
 
     async def all(self, names: Sequence[str], scenarios: Sequence[Scenario]) -> list[Row]:
         async with self.connect() as server:
@@ -118,6 +122,13 @@ class _Run:
 
     @asynccontextmanager
     async def connect(self) -> AsyncIterator[_Server]:
+        """A session: over streamable HTTP for a URL, else with a server process of its own (stdio)."""
+        if self.http:
+            with anyio.fail_after(_TIMEOUT_S):
+                async with streamable_http_client(self.argv[0]) as (read, write), ClientSession(read, write) as http:
+                    await http.initialize()
+                    yield _Server(http, None)
+            return
         before = _children()
         params = StdioServerParameters(command=self.argv[0], args=self.argv[1:], env=dict(os.environ))
         with anyio.fail_after(_TIMEOUT_S):
@@ -174,6 +185,8 @@ async def _new_request_id(call: _Call) -> tuple[list[Reply], str]:
 
 
 async def _worker_killed(call: _Call) -> tuple[list[Reply], str]:
+    if call.run.http:
+        raise NotApplicable("a server at a URL is not this run's process to kill")
     killed: int | None = None
     try:
         async with call.run.connect() as server:

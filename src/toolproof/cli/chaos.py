@@ -21,8 +21,9 @@ _THROUGH = ("toolproof", "bare", "both")
 
 
 def chaos_cmd(
-    target: Annotated[str, typer.Argument(help="MODULE:TOOLSET (a toolproof.Toolset, or a function returning one), "
-                                               "or stdio:CMD (an MCP server started as CMD).")],
+    target: Annotated[str, typer.Argument(
+        help="MODULE:TOOLSET (a toolproof.Toolset, or a function returning one), stdio:CMD (an MCP server "
+             "started as CMD) or an MCP server's streamable HTTP URL.")],
     tool: Annotated[list[str] | None, typer.Option("--tool", "-t", help="Only this write tool (repeatable).")] = None,
     args: Annotated[list[str] | None, typer.Option(
         "--args", help="TOOL=JSON: the arguments a tool's calls send (default: its first example, else its schema's "
@@ -32,7 +33,7 @@ def chaos_cmd(
                           "an agent framework's default loop does) or both.")] = "toolproof",
     scenario: Annotated[list[str] | None, typer.Option("--scenario", help="Only this scenario (repeatable).")] = None,
     count_with: Annotated[str | None, typer.Option(
-        "--count-with", help="stdio:CMD only: a read tool whose answer holds one number that counts the effects "
+        "--count-with", help="MCP servers only: a read tool whose answer holds one number that counts the effects "
                              "(read before and after the calls).")] = None,
     principal: Annotated[str, typer.Option("--principal", help="The signed-in user the calls carry.")] = "chaos-user",
     store: Annotated[str | None, typer.Option(
@@ -52,22 +53,19 @@ def chaos_cmd(
         raise fail(f"--fail-on must be one of {', '.join(_FAIL_ON)}, got {fail_on!r}")
     if through not in _THROUGH:
         raise fail(f"--through must be one of {', '.join(_THROUGH)}, got {through!r}")
-    if target.startswith(("http://", "https://")):
-        raise fail(f"MCP servers over HTTP are not supported by chaos yet (got {target!r}); give stdio:CMD or "
-                   "MODULE:TOOLSET")
     try:
         chosen = [find_scenario(k) for k in scenario] if scenario else list(SCENARIOS)
     except KeyError as exc:
         raise fail(str(exc.args[0])) from None
     given = _arguments(args or [])
-    if target.startswith("stdio:"):
+    if target.startswith(("stdio:", "http://", "https://")):
         if through != "toolproof" or store is not None:
             raise fail("--through and --store are for MODULE:TOOLSET targets: an MCP server is run as it is")
         rows = _server_rows(target.removeprefix("stdio:"), tool or [], given, count_with, chosen, principal)
         _report(rows, target, fail_on, as_json, out, html_out)
         return
     if count_with is not None:
-        raise fail("--count-with is for stdio:CMD targets: a toolset's effects are counted in its functions")
+        raise fail("--count-with is for MCP servers: a toolset's effects are counted in its functions")
     toolset = load_toolset(target)
     for name in [*(tool or []), *given]:
         if name not in toolset:
