@@ -1,4 +1,4 @@
-"""The two ways a scenario sends its calls: through toolproof's `Runner` on a store, or bare (the tool's
+"""The two ways a scenario on a toolset sends its calls: through toolproof's `Runner` on a store, or bare (the tool's
 function called directly, as an agent framework's default loop does: validated, bound, called, no journal,
 no retry policy). Each send comes back as a `Reply`: what the caller was told."""
 
@@ -7,7 +7,7 @@ from __future__ import annotations
 import asyncio
 import threading
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Any, Literal, Protocol
 
 from ..catalog.toolset import Toolset
 from ..contract.context import CallContext
@@ -56,17 +56,15 @@ class Reply:
                 "next_action": self.next_action}
 
 
-class Caller:
+class Caller(Protocol):
     """Sends one call of one tool; `close` when the scenario is over."""
 
-    def send(self, arguments: dict[str, Any], context: CallContext) -> Reply:
-        raise NotImplementedError
+    def send(self, arguments: dict[str, Any], context: CallContext) -> Reply: ...
 
-    def close(self) -> None:
-        """Nothing to release by default."""
+    def close(self) -> None: ...
 
 
-class ToolproofCaller(Caller):
+class ToolproofCaller:
     """Through a `Runner` of its own on the scenario's store: the journal, the retry policy, the envelope."""
 
     def __init__(self, tool: Tool, store: str, *, lease_s: float | None = None) -> None:
@@ -82,7 +80,7 @@ class ToolproofCaller(Caller):
         self.runner.close()
 
 
-class BareCaller(Caller):
+class BareCaller:
     """The function called directly; with `timeout_s` the caller stops waiting (the function runs on)."""
 
     def __init__(self, tool: Tool, *, timeout_s: float | None = None) -> None:
@@ -109,6 +107,9 @@ class BareCaller(Caller):
         except Exception as exc:
             return Reply(False, f"{type(exc).__name__}: {exc}")
         return Reply(True, "ok")
+
+    def close(self) -> None:
+        """Nothing to release: no runner, no store."""
 
 
 def caller(through: Through, tool: Tool, store: str, *, timeout_s: float | None = None,
