@@ -7,7 +7,6 @@ appends `{"tool", "bytes_in"}` to the file named by `BULKY_LOG` (when set), so t
 
 from __future__ import annotations
 
-import asyncio
 import json
 import os
 from typing import Any
@@ -15,7 +14,8 @@ from typing import Any
 import mcp_types as types
 from mcp.server.context import ServerRequestContext
 from mcp.server.lowlevel.server import Server
-from mcp.server.stdio import stdio_server
+
+from tests.mcp_servers import serve_stdio
 
 SIZE = {"type": "object", "properties": {"size": {"type": "integer", "minimum": 0}}, "required": ["size"]}
 TEXT = {"type": "object", "properties": {"text": {"type": "string"}}, "required": ["text"]}
@@ -54,11 +54,5 @@ def build() -> Server[Any]:
     return Server("bulky", version="0.0.1", on_list_tools=on_list_tools, on_call_tool=on_call_tool)
 
 
-async def main() -> None:
-    server = build()
-    async with stdio_server() as (read_stream, write_stream):
-        await server.run(read_stream, write_stream, server.create_initialization_options())
-
-
 if __name__ == "__main__":
-    asyncio.run(main())
+    serve_stdio(build())

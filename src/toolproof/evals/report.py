@@ -285,7 +285,11 @@ def _partial_html(report: Mapping[str, Any]) -> str:
 def render_html(reports: Iterable[Mapping[str, Any]], title: str = "toolproof eval") -> str:
     """One self-contained page: inline CSS and SVG, no scripts, no external resources."""
     sections = {"selection": _selection_html, "schema": _schema_html, "recovery": _recovery_html, "bfcl": _bfcl_html}
-    body = "".join(_partial_html(r) + sections[r["kind"]](r) for r in reports)
+    return html_page(title, "".join(_partial_html(r) + sections[r["kind"]](r) for r in reports))
+
+
+def html_page(title: str, body: str) -> str:
+    """The report page around `body` (HTML already escaped): the one style every toolproof report uses."""
     return (f"<!doctype html><html lang='en'><head><meta charset='utf-8'><title>{_e(title)}</title>"
             f"<style>{_CSS}</style></head><body><h1>{_e(title)}</h1>{body}</body></html>\n")
 
