@@ -26,12 +26,14 @@ from ..contract.envelope import Envelope, ErrorInfo, Meta, plain_error, success_
 from ..contract.errors import (
     CLASS_SPECS,
     TRANSIENT_CLASSES,
+    EffectFact,
     ErrorClass,
     InvalidArgument,
     NextAction,
     OutcomeUnknown,
     ToolError,
     ToolTimeout,
+    effect_fact,
 )
 from ..contract.redaction import redact_error, secrets_in
 from ..contract.tool import Tool
@@ -407,7 +409,9 @@ def decide(env: Env, s: CallState) -> Steps:
             return envelope
     error, tool = s.error, s.tool
     assert error is not None, "decide runs after a failed attempt"
-    no_effect = s.verified is not None and s.verified.said == "not_done"  # so it may be sent again, once
+    # A failure known to have done nothing (a 429, an upstream it never reached, a verify that found no effect)
+    # may be sent again under the same key: the write rule guards what may have happened, not this.
+    no_effect = effect_fact(error.error_class, error.effect_done, dispatched=True) is EffectFact.NONE
     decision = decide_retry(
         env.retry, error_class=error.error_class, attempts=s.attempts, now=env.clock.monotonic(),
         effect=tool.effect, idempotent=tool.idempotent or no_effect, risk=tool.risk, retry_after_s=error.retry_after_s,
