@@ -135,6 +135,8 @@ def claim_intent(env: Env, s: CallState) -> Steps:
         found, tries = yield from claim_retrying(env, s, intent)
         if found.kind == "proceed":
             s.intent = intent
+            s.context = s.context.with_updates(fence=intent.fence)
+            s.bound = tool.bind(s.args, s.context)  # the tool sees its fencing token
             return None
         if found.kind == "replay":
             audit(env, s, "replayed", attempt=0)  # the trail shows every answer, a stored one too
@@ -147,6 +149,7 @@ def claim_intent(env: Env, s: CallState) -> Steps:
         envelope = yield from verify_entry(env, s, found)
         if envelope is not None:
             return envelope  # else the key was released (not done) or settled meanwhile: claim again
+        intent = env.journal.new_intent(tool, s.args, s.context, s.key, above=found.intent)
 
 
 def verifiable(s: CallState, found: Claim) -> bool:
