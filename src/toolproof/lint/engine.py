@@ -11,7 +11,7 @@ from ..contract.errors import DefinitionError
 from .config import LintConfig
 from .findings import Finding, Severity
 from .loaders import to_tooldefs
-from .model import ToolDef
+from .model import ToolDef, ToolGroup
 from .rules import ALL_RULES, RUN_WIDE, Hit, Rule
 
 
@@ -88,7 +88,8 @@ def lint_tooldefs(tools: Sequence[ToolDef], config: LintConfig | None = None) ->
     tool_rules = [r for r in rules if r.tool_check is not None]
     set_rules = [r for r in rules if r.toolset_check is not None and r.code not in RUN_WIDE]
     run_rules = [r for r in rules if r.toolset_check is not None and r.code in RUN_WIDE]
-    for (source, toolset), members in groups.items():
+    for (source, toolset), listed in groups.items():
+        members = ToolGroup(listed)
         for t in members:
             for rule in tool_rules:
                 assert rule.tool_check is not None
@@ -98,7 +99,7 @@ def lint_tooldefs(tools: Sequence[ToolDef], config: LintConfig | None = None) ->
             emit(rule, rule.toolset_check(members, config), source, toolset)
     for rule in run_rules:
         assert rule.toolset_check is not None
-        emit(rule, rule.toolset_check(tools, config), "", "")
+        emit(rule, rule.toolset_check(ToolGroup(tools), config), "", "")
     return findings
 
 

@@ -3,12 +3,25 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable
 from functools import lru_cache
 from typing import Final
 
 _CAMEL = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|\d+")
 _WORD = re.compile(r"[a-z][a-z0-9]*")
 _CJK = re.compile(r"[\u3040-\u30ff\u3400-\u9fff\uac00-\ud7af]")
+
+
+#: What re's IGNORECASE takes for an ASCII letter besides its two cases: dotted and dotless i, long s (the
+#: Kelvin sign already lowers to k). Mapped before `str.lower`, which would turn İ into two characters.
+_FOLD: Final = str.maketrans({"\u0130": "i", "\u0131": "i", "\u017f": "s"})
+
+
+def folded(text: str) -> str:
+    """`text` in lower case, one character for one. A pattern written in lower-case ASCII matches it exactly
+    where the same pattern with IGNORECASE matches `text` (word boundaries and character classes included),
+    at the same offsets, several times faster: rules fold a text once and match without IGNORECASE."""
+    return text.lower() if text.isascii() else text.translate(_FOLD).lower()
 
 
 def cjk_chars(text: str) -> int:
@@ -101,6 +114,11 @@ each every some one two up out over about via per your you we our us my me i the
 which what when where who whom whose how why also only just more most other use used using given specified
 specific provided based e g eg ie etc
 """))
+
+
+def content_words(words: Iterable[str]) -> list[str]:
+    """The words that carry meaning: no stop words, no single letters."""
+    return [w for w in words if w not in STOPWORDS and len(w) > 1]
 
 
 @lru_cache(maxsize=1 << 16)

@@ -11,13 +11,14 @@ from __future__ import annotations
 
 import math
 import re
-from collections import defaultdict
+from collections import Counter, defaultdict
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Final
 
 from ..model import ToolDef
-from ..text import GENERIC_NAMES, STOPWORDS, VERBS, canonical, cjk_chars, name_words, stem, text_words
+from ..text import GENERIC_NAMES, STOPWORDS, VERBS, canonical, content_words, name_words, stem, text_words
 from .effects import is_write
 
 #: Read actions (after `canonical`): two of them on one object do one job (`list_invoices`, `get_invoices`).
@@ -58,6 +59,7 @@ def actions_compatible(a: str | None, b: str | None) -> bool:
     return a is None or b is None or a == b or (a in READ_ACTIONS and b in READ_ACTIONS)
 
 
+@lru_cache(maxsize=1 << 14)
 def how_many(text: str) -> tuple[frozenset[str], frozenset[str]]:
     """The numbers a description gives and what it says about how many (one, all, many, a specific one)."""
     low = text.lower()
@@ -89,7 +91,10 @@ def base_name(name: str) -> str:
     return _VERSION_TAIL.sub("", name) or name
 
 
-def _name_profile(name: str) -> tuple[str | None, frozenset[str], tuple[str, ...]]:
+NameProfile = tuple[str | None, frozenset[str], tuple[str, ...]]
+
+
+def name_profile(name: str) -> NameProfile:
     """(canonical action word or None, the other canonical name words, the raw words)."""
     words = name_words(base_name(name))
     at = next((i for i, w in enumerate(words[:2]) if w in VERBS), None)
@@ -97,6 +102,7 @@ def _name_profile(name: str) -> tuple[str | None, frozenset[str], tuple[str, ...
     return verb, frozenset(canonical(w) for i, w in enumerate(words) if i != at), tuple(words)
 
 
+@lru_cache(maxsize=1 << 16)
 def _word(w: str) -> str:
     """A description word as compared: every read action one word ("List"/"Get"/"Fetch" the same), any other
     word only without its plural (synonyms such as add/create stay apart: "Add URLs to" is not "Create")."""
@@ -105,18 +111,23 @@ def _word(w: str) -> str:
 
 
 class Descriptions:
-    """TF-IDF unit vectors of the toolset's descriptions (canonical content words)."""
+    """TF-IDF unit vectors of the toolset's descriptions (canonical content words); a vector is built the
+    first time a pair needs it."""
 
     def __init__(self, tools: Sequence[ToolDef]) -> None:
-        docs = [[_word(w) for w in text_words(t.description_text) if w not in STOPWORDS and len(w) > 1]
-                for t in tools]
-        df: dict[str, int] = defaultdict(int)
+        docs = [[_word(w) for w in content_words(t.description_words)] for t in tools]
+        df: Counter[str] = Counter()
         for d in docs:
-            for w in set(d):
-                df[w] += 1
+            df.update(set(d))
         self.df = df
         self.tokens = docs
-        self.vectors = [self._vector(d, len(docs)) for d in docs]
+        self._vectors: dict[int, dict[str, float]] = {}
+
+    def vector(self, i: int) -> dict[str, float]:
+        vec = self._vectors.get(i)
+        if vec is None:
+            vec = self._vectors[i] = self._vector(self.tokens[i], len(self.tokens))
+        return vec
 
     def _vector(self, doc: list[str], n: int) -> dict[str, float]:
         tf: dict[str, int] = defaultdict(int)
@@ -128,11 +139,11 @@ class Descriptions:
 
     def shared(self, i: int, j: int, n: int = 5) -> tuple[str, ...]:
         """The words both descriptions use, heaviest first (the generic read action left out)."""
-        a, b = self.vectors[i], self.vectors[j]
+        a, b = self.vector(i), self.vector(j)
         return tuple(sorted((w for w in a.keys() & b.keys() if w != "get"), key=lambda w: (-a[w] * b[w], w))[:n])
 
     def cosine(self, i: int, j: int) -> float:
-        a, b = self.vectors[i], self.vectors[j]
+        a, b = self.vector(i), self.vector(j)
         small, big = (a, b) if len(a) <= len(b) else (b, a)
         return sum(v * big.get(w, 0.0) for w, v in small.items())
 
@@ -150,16 +161,18 @@ def candidate_pairs(desc: Descriptions) -> Iterator[tuple[int, int]]:
                 yield i, j
 
 
-def description_pairs(tools: Sequence[ToolDef], desc: Descriptions) -> Iterator[Pair]:
+def description_pairs(tools: Sequence[ToolDef], desc: Descriptions,
+                      names: Sequence[NameProfile] | None = None) -> Iterator[Pair]:
     """Pairs whose descriptions use the same words, so only the names say what is different.
 
     Left out: CRUD siblings (different actions, not both reads), one-vs-many names, converse names (same
     words, other order), descriptions mostly in CJK or too short to compare, pairs whose descriptions
     carry the word their names differ by (`download_from_youtube`: "...a given youtube URL"), and pairs whose
     descriptions still say which is which: other numbers, another how-many, or the same words in another
-    order (hex to RGB against RGB to hex, drug names by X against X by drug name).
+    order (hex to RGB against RGB to hex, drug names by X against X by drug name). `names`: each tool's
+    `name_profile`, when the caller has them.
     """
-    names = [_name_profile(t.label) for t in tools]
+    names = names if names is not None else [name_profile(t.label) for t in tools]
     for i, j in candidate_pairs(desc):
         a, b = tools[i], tools[j]
         if a.label == b.label or not _comparable(desc, a, i) or not _comparable(desc, b, j):
@@ -175,7 +188,7 @@ def description_pairs(tools: Sequence[ToolDef], desc: Descriptions) -> Iterator[
 
 
 def _comparable(desc: Descriptions, tool: ToolDef, i: int) -> bool:
-    return len(set(desc.tokens[i])) >= _MIN_TOKENS and cjk_chars(tool.description_text) < len(desc.tokens[i])
+    return len(set(desc.tokens[i])) >= _MIN_TOKENS and tool.description_cjk < len(desc.tokens[i])
 
 
 def _mentions(a: ToolDef, b: ToolDef) -> bool:
@@ -197,7 +210,7 @@ def is_catch_all(tool: ToolDef, min_words: int) -> bool:
     `get_data`: "Gets data."): every word is a generic read or a generic object, so it reads like every
     other read tool of the toolset. `status` ("Get status.") names a thing and is not one."""
     words = name_words(tool.label.rsplit(".", 1)[-1])
-    content = [canonical(w) for w in text_words(tool.description_text) if w not in STOPWORDS]
+    content = [canonical(w) for w in tool.description_words if w not in STOPWORDS]
     if "_".join(words) not in GENERIC_NAMES or len(content) >= min_words:
         return False
     return all(canonical(w) in _NOTHING_WORDS for w in [*words, *content])
