@@ -45,11 +45,11 @@ class ToolDef:
     schema_synthesized: bool = False  # built from a format with no JSON Schema (Docker registry `arguments`)
     raw: Any = field(default=None, compare=False, repr=False)
 
-    @property
+    @cached_property
     def label(self) -> str:
         return self.name if isinstance(self.name, str) else repr(self.name)
 
-    @property
+    @cached_property
     def description_text(self) -> str:
         return self.description if isinstance(self.description, str) else ""
 

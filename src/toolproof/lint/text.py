@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from functools import lru_cache
 from typing import Final
 
@@ -26,22 +26,33 @@ def folded(text: str) -> str:
 
 def cjk_chars(text: str) -> int:
     """Chinese, Japanese and Korean characters: their words are not space separated."""
-    return len(_CJK.findall(text))
+    return 0 if text.isascii() else len(_CJK.findall(text))
 
 
 def _lexicon(text: str) -> list[str]:
     return text.split()
 
 
-def name_words(name: str) -> list[str]:
-    """`getTodayPrice`, `get-today_price`, `Shop.getTodayPrice` -> `['get', 'today', 'price']` (lower case)."""
-    return [w.lower() for w in _CAMEL.findall(name)]
+@lru_cache(maxsize=1 << 16)
+def name_words(name: str) -> tuple[str, ...]:
+    """`getTodayPrice`, `get-today_price`, `Shop.getTodayPrice` -> `('get', 'today', 'price')` (lower case).
+    Cached: the same parameter and tool names come back across a catalogue."""
+    return tuple(w.lower() for w in _CAMEL.findall(name))
+
+
+def verb_position(words: Sequence[str]) -> int | None:
+    """Where a name's action word is: first, or second after one namespace word (`github_create_issue`)."""
+    for i, w in enumerate(words[:2]):
+        if w in VERBS:
+            return i
+    return None
 
 
 def text_words(text: str) -> list[str]:
     return _WORD.findall(text.lower())
 
 
+@lru_cache(maxsize=1 << 16)
 def stem(word: str) -> str:
     """A crude plural strip, enough to match `orders` with `order` and `prices` with `price`."""
     if len(word) > 4 and word.endswith("ies"):

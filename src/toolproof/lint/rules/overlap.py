@@ -18,7 +18,7 @@ from functools import lru_cache
 from typing import Final
 
 from ..model import ToolDef
-from ..text import GENERIC_NAMES, STOPWORDS, VERBS, canonical, content_words, name_words, stem, text_words
+from ..text import GENERIC_NAMES, STOPWORDS, canonical, content_words, name_words, stem, verb_position
 from .effects import is_write
 
 #: Read actions (after `canonical`): two of them on one object do one job (`list_invoices`, `get_invoices`).
@@ -97,9 +97,9 @@ NameProfile = tuple[str | None, frozenset[str], tuple[str, ...]]
 def name_profile(name: str) -> NameProfile:
     """(canonical action word or None, the other canonical name words, the raw words)."""
     words = name_words(base_name(name))
-    at = next((i for i, w in enumerate(words[:2]) if w in VERBS), None)
+    at = verb_position(words)
     verb = canonical(words[at]) if at is not None else None
-    return verb, frozenset(canonical(w) for i, w in enumerate(words) if i != at), tuple(words)
+    return verb, frozenset(canonical(w) for i, w in enumerate(words) if i != at), words
 
 
 @lru_cache(maxsize=1 << 16)
@@ -110,51 +110,60 @@ def _word(w: str) -> str:
     return "get" if c in READ_ACTIONS or c == "return" else stem(w)
 
 
-class Descriptions:
-    """TF-IDF unit vectors of the toolset's descriptions (canonical content words); a vector is built the
-    first time a pair needs it."""
+class TfIdf:
+    """TF-IDF unit vectors of a toolset's documents (their words), each built the first time a pair needs it:
+    10,000 tools compare in a few thousand pairs, not all."""
 
-    def __init__(self, tools: Sequence[ToolDef]) -> None:
-        docs = [[_word(w) for w in content_words(t.description_words)] for t in tools]
+    def __init__(self, docs: Sequence[Sequence[str]]) -> None:
         df: Counter[str] = Counter()
         for d in docs:
             df.update(set(d))
-        self.df = df
-        self.tokens = docs
+        n = len(docs)
+        self._docs = docs
+        self._idf = {w: math.log((1 + n) / (1 + c)) + 1.0 for w, c in df.items()}
         self._vectors: dict[int, dict[str, float]] = {}
 
     def vector(self, i: int) -> dict[str, float]:
         vec = self._vectors.get(i)
         if vec is None:
-            vec = self._vectors[i] = self._vector(self.tokens[i], len(self.tokens))
+            tf: dict[str, int] = defaultdict(int)
+            for w in self._docs[i]:
+                tf[w] += 1
+            weights = {w: c * self._idf[w] for w, c in tf.items()}
+            norm = math.sqrt(sum(v * v for v in weights.values())) or 1.0
+            vec = self._vectors[i] = {w: v / norm for w, v in weights.items()}
         return vec
-
-    def _vector(self, doc: list[str], n: int) -> dict[str, float]:
-        tf: dict[str, int] = defaultdict(int)
-        for w in doc:
-            tf[w] += 1
-        weights = {w: c * (math.log((1 + n) / (1 + self.df[w])) + 1.0) for w, c in tf.items()}
-        norm = math.sqrt(sum(v * v for v in weights.values())) or 1.0
-        return {w: v / norm for w, v in weights.items()}
-
-    def shared(self, i: int, j: int, n: int = 5) -> tuple[str, ...]:
-        """The words both descriptions use, heaviest first (the generic read action left out)."""
-        a, b = self.vector(i), self.vector(j)
-        return tuple(sorted((w for w in a.keys() & b.keys() if w != "get"), key=lambda w: (-a[w] * b[w], w))[:n])
 
     def cosine(self, i: int, j: int) -> float:
         a, b = self.vector(i), self.vector(j)
         small, big = (a, b) if len(a) <= len(b) else (b, a)
-        return sum(v * big.get(w, 0.0) for w, v in small.items())
+        return sum([v * big.get(w, 0.0) for w, v in small.items()])
+
+
+class Descriptions:
+    """The toolset's descriptions as compared: canonical content words, their set, and TF-IDF vectors."""
+
+    def __init__(self, tools: Sequence[ToolDef]) -> None:
+        self.tokens = [[_word(w) for w in content_words(t.description_words)] for t in tools]
+        self.sets = [frozenset(d) for d in self.tokens]
+        self.tfidf = TfIdf(self.tokens)
+
+    def shared(self, i: int, j: int, n: int = 5) -> tuple[str, ...]:
+        """The words both descriptions use, heaviest first (the generic read action left out)."""
+        a, b = self.tfidf.vector(i), self.tfidf.vector(j)
+        return tuple(w for _, w in sorted((-a[w] * b[w], w) for w in a.keys() & b.keys() if w != "get")[:n])
+
+    def cosine(self, i: int, j: int) -> float:
+        return self.tfidf.cosine(i, j)
 
 
 def candidate_pairs(desc: Descriptions) -> Iterator[tuple[int, int]]:
     """Every pair whose descriptions use the same set of words (the only pairs the description pass can
     report), found by hashing each set once: linear in the tools plus the pairs themselves."""
     buckets: dict[frozenset[str], list[int]] = defaultdict(list)
-    for i, tokens in enumerate(desc.tokens):
-        if len(set(tokens)) >= _MIN_TOKENS:
-            buckets[frozenset(tokens)].append(i)
+    for i, words in enumerate(desc.sets):
+        if len(words) >= _MIN_TOKENS:
+            buckets[words].append(i)
     for members in buckets.values():
         for x, i in enumerate(members):
             for j in members[x + 1:]:
@@ -188,7 +197,7 @@ def description_pairs(tools: Sequence[ToolDef], desc: Descriptions,
 
 
 def _comparable(desc: Descriptions, tool: ToolDef, i: int) -> bool:
-    return len(set(desc.tokens[i])) >= _MIN_TOKENS and tool.description_cjk < len(desc.tokens[i])
+    return len(desc.sets[i]) >= _MIN_TOKENS and tool.description_cjk < len(desc.tokens[i])
 
 
 def _mentions(a: ToolDef, b: ToolDef) -> bool:
@@ -200,7 +209,7 @@ def _explain(desc: Descriptions, i: int, j: int, name_diff: frozenset[str], sim:
     one and not the other does (measured on the corpora: "a list of" against "the details of", "as HTML"
     against "as plain text"), and so does their order. Only stop words, repeats and the form of a read action
     may differ."""
-    if set(desc.tokens[i]) != set(desc.tokens[j]) or _first_order(desc.tokens[i]) != _first_order(desc.tokens[j]):
+    if desc.sets[i] != desc.sets[j] or _first_order(desc.tokens[i]) != _first_order(desc.tokens[j]):
         return None
     return Pair(i, j, desc.shared(i, j), tuple(sorted(name_diff)), sim)
 

@@ -59,7 +59,7 @@ def check_quantity_unit(tool: ToolDef, config: LintConfig) -> Iterator[Hit]:
             continue
         desc = _desc(node)
         low = folded(desc)
-        if _has_unit(words + text_words(desc), desc) or _COUNTED.search(low):
+        if _has_unit([*words, *text_words(desc)], desc) or _COUNTED.search(low):
             continue
         if "temperature" in words and _SAMPLING.search(low):
             continue

@@ -6,15 +6,16 @@ from __future__ import annotations
 import math
 from collections import Counter, defaultdict
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Final
 
 from ..config import LintConfig
 from ..model import ToolDef, ToolGroup
-from ..text import VERBS, canonical, content_words, name_words, stem, text_words
+from ..text import canonical, content_words, name_words, stem, text_words, verb_position
 from .base import Hit, Rule
 from .overlap import (
     Descriptions,
+    TfIdf,
     actions_compatible,
     base_name,
     clusters,
@@ -29,59 +30,38 @@ _PLURAL_DESC: Final = 0.9  # singular/plural twins must read nearly alike to be 
 
 @dataclass(frozen=True, slots=True)
 class _Profile:
+    index: int  # the tool's position in its toolset
     name: str
     order: tuple[str, ...]  # the canonical name words in order (celsius_to_fahrenheit is not the reverse)
     raw: tuple[str, ...]  # the name words as written (getComment vs getComments differ here only)
     obj_raw: tuple[str, ...]  # ...without the action word
     verb: str | None  # the canonical action word of the name, if it has one
     name_set: frozenset[str]  # the other canonical name words (the object, any namespace)
-    tokens: tuple[str, ...]  # canonical description words
     text: str
 
 
-@dataclass(frozen=True, slots=True)
-class _Corpus:
-    """Document frequencies of description words; TF-IDF vectors are built only for compared pairs."""
-
-    n: int
-    df: Counter[str]
-    cache: dict[int, dict[str, float]] = field(default_factory=dict)
-
-    def vector(self, p: _Profile) -> dict[str, float]:
-        hit = self.cache.get(id(p))
-        if hit is not None:
-            return hit
-        tf = Counter(p.tokens)
-        weights = {w: c * (math.log((1 + self.n) / (1 + self.df[w])) + 1.0) for w, c in tf.items()}
-        norm = math.sqrt(sum(v * v for v in weights.values())) or 1.0
-        vec = self.cache[id(p)] = {w: v / norm for w, v in weights.items()}
-        return vec
-
-
-def _profiles(tools: Sequence[ToolDef]) -> tuple[list[_Profile], _Corpus]:
-    docs = [tuple(canonical(w) for w in content_words(t.description_words)) for t in tools]
-    df: Counter[str] = Counter()
-    for d in docs:
-        df.update(set(d))
+def _profiles(tools: Sequence[ToolDef]) -> tuple[list[_Profile], TfIdf]:
+    """Each tool's name taken apart, and the TF-IDF vectors of the canonical words of the descriptions."""
     out = []
-    for tool, doc in zip(tools, docs, strict=True):
+    for index, tool in enumerate(tools):
         name = tool.label
         words = name_words(base_name(name))
-        verb_at = next((i for i, w in enumerate(words[:2]) if w in VERBS), None)
+        verb_at = verb_position(words)
+        obj_raw = words if verb_at is None else words[:verb_at] + words[verb_at + 1:]
         out.append(_Profile(
+            index=index,
             name=name,
-            order=tuple(canonical(w) for w in words),
-            raw=tuple(words),
-            obj_raw=tuple(w for i, w in enumerate(words) if i != verb_at),
+            order=tuple(map(canonical, words)),
+            raw=words,
+            obj_raw=obj_raw,
             verb=canonical(words[verb_at]) if verb_at is not None else None,
-            name_set=frozenset(canonical(w) for i, w in enumerate(words) if i != verb_at),
-            tokens=doc,
+            name_set=frozenset(map(canonical, obj_raw)),
             text=tool.description_text,
         ))
-    return out, _Corpus(len(docs), df)
+    return out, TfIdf([tuple(map(canonical, content_words(t.description_words))) for t in tools])
 
 
-def similarity(a: _Profile, b: _Profile, corpus: _Corpus) -> tuple[float, float]:
+def similarity(a: _Profile, b: _Profile, corpus: TfIdf) -> tuple[float, float]:
     """(name similarity, description cosine). Names with different actions (get vs delete) score 0: CRUD
     siblings are not look-alikes; a name without an action matches one with an action only on the same object
     words. Otherwise the Jaccard of the remaining canonical words; a name with a direction word (by, to, from)
@@ -95,10 +75,7 @@ def similarity(a: _Profile, b: _Profile, corpus: _Corpus) -> tuple[float, float]
         name_sim = min(name_sim, 0.5)
     if name_sim == 0.0:
         return 0.0, 0.0
-    va, vb = corpus.vector(a), corpus.vector(b)
-    small, big = (va, vb) if len(va) <= len(vb) else (vb, va)
-    desc_sim = sum(v * big.get(w, 0.0) for w, v in small.items())
-    return name_sim, desc_sim
+    return name_sim, corpus.cosine(a.index, b.index)
 
 
 def _converse(a: tuple[str, ...], b: tuple[str, ...]) -> bool:
@@ -155,7 +132,7 @@ def _mentions(text: str, name: str) -> bool:
     return len(name) > 2 and name in text
 
 
-def _name_pairs(tools: Sequence[ToolDef], profiles: list[_Profile], corpus: _Corpus,
+def _name_pairs(tools: Sequence[ToolDef], profiles: list[_Profile], corpus: TfIdf,
                 config: LintConfig) -> Iterator[tuple[int, int, float, float]]:
     """Same action (or none) on the same object words, and descriptions that do not tell them apart: they
     overlap (cosine at or above the threshold) or one is too short to say anything."""
