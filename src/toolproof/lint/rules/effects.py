@@ -83,7 +83,7 @@ _FRESH_KEY: Final = re.compile(
     r"\b(?:unique|new|fresh|different|random)\b[^.;]{0,40}?\b(?:for|on|per|with|in)\s+(?:each|every|any)\s+"
     r"(?:new\s+)?(?:request|call|invocation|attempt|retry|time|operation)\b"
     r"|\b(?:generate|create|mint|use)\s+a\s+(?:new|fresh|different|random)\b[^.;]{0,30}?\b(?:each|every)\s+time\b")
-_KEY_WORDS: Final = ("key", "token", "uuid", "nonce", "id", "reference", "request")
+_KEY_NAME: Final = re.compile("key|token|uuid|nonce|id|reference|request")  # anywhere in a parameter's name
 
 
 def _fresh_key_texts(tool: ToolDef) -> Iterator[tuple[str, str]]:
@@ -91,7 +91,7 @@ def _fresh_key_texts(tool: ToolDef) -> Iterator[tuple[str, str]]:
     yield tool.description_pointer, tool.description_text
     for node in tool.nodes:
         desc = node.schema.get("description")
-        if node.name and isinstance(desc, str) and any(w in node.name.lower() for w in _KEY_WORDS):
+        if node.name and isinstance(desc, str) and _KEY_NAME.search(node.name.lower()):
             yield node.pointer + "/description", desc
 
 

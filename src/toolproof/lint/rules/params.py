@@ -319,8 +319,9 @@ def check_no_examples(tool: ToolDef, config: LintConfig) -> Iterator[Hit]:
     if not tool.properties or tool.examples or any(
             n.schema.get("examples") or n.schema.get("example") for n in tool.nodes) or _has_examples(tool.raw, 1):
         return
-    texts = [tool.description_folded, *(folded(str(n.schema.get("description") or "")) for n in tool.nodes)]
-    if any(_EXAMPLE_WORDS.search(text) for text in texts):
+    # One search over every description joined by newlines: no example phrase spans a newline.
+    texts = [tool.description_text, *(str(n.schema.get("description") or "") for n in tool.nodes)]
+    if _EXAMPLE_WORDS.search(folded("\n".join(texts))):
         return
     yield Hit(tool, tool.schema_pointer, "no example arguments anywhere (tool, schema or description)",
               "Add one or two realistic example calls (`examples`) or 'e.g.' values in parameter descriptions.")
@@ -376,8 +377,27 @@ def _header_problem(node: dict[str, Any], reachable: bool, seen: dict[str, str],
     return None
 
 
+def _has_header(schema: Any) -> bool:
+    """Whether any object in the schema carries `x-mcp-header`: one lean pass (no pointers), so the many
+    schemas without one skip the full walk. Each node once, like the walk."""
+    visited: set[int] = set()
+    stack = [schema]
+    while stack:
+        node = stack.pop()
+        if id(node) in visited:
+            continue
+        visited.add(id(node))
+        if isinstance(node, dict):
+            if "x-mcp-header" in node:
+                return True
+            stack.extend(v for v in node.values() if isinstance(v, (dict, list)))
+        elif isinstance(node, list):
+            stack.extend(v for v in node if isinstance(v, (dict, list)))
+    return False
+
+
 def check_mcp_header(tool: ToolDef, config: LintConfig) -> Iterator[Hit]:
-    if tool.schema_synthesized or not isinstance(tool.input_schema, dict):
+    if tool.schema_synthesized or not isinstance(tool.input_schema, dict) or not _has_header(tool.input_schema):
         return
     for pointer, problem in _header_problems(tool.input_schema, tool.schema_pointer):
         yield Hit(tool, pointer, f"{problem}: clients of MCP 2026-07-28 drop the whole tool from tools/list",
