@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Final
 
 from .findings import escape_pointer
@@ -18,6 +18,10 @@ class Node:
     schema: dict[str, Any]
     depth: int  # 0 for the root, 1 for top-level parameters
     required: bool
+    types: frozenset[str] = field(init=False)  # `types_of(schema)`, worked out once for every rule
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "types", frozenset(types_of(self.schema)))
 
 
 def walk(schema: Any, pointer: str) -> list[Node]:

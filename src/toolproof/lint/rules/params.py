@@ -10,7 +10,7 @@ from typing import Any, Final
 
 from ..config import LintConfig
 from ..model import ToolDef
-from ..schema_walk import JSON_TYPES, Node, is_object, types_of
+from ..schema_walk import JSON_TYPES, Node, is_object
 from ..text import COUNT_WORDS, QUANTITY_WORDS, UNIT_SUFFIXES, UNIT_SYMBOLS, UNITS, folded, name_words, text_words
 from .base import Hit, Rule
 
@@ -18,7 +18,9 @@ from .base import Hit, Rule
 _SAYS_DEFAULT: Final = re.compile(r"\bdefault")
 _SAYS_OPTIONAL: Final = re.compile(r"\boptional\b")
 _SAYS_ANY: Final = re.compile(r"\bany\b")
-_TYPED_BY: Final = ("type", "enum", "const", "anyOf", "oneOf", "allOf", "$ref", "not")
+_TYPED_BY: Final = frozenset({"type", "enum", "const", "anyOf", "oneOf", "allOf", "$ref", "not"})
+_CLOSED_BY: Final = frozenset({"enum", "const", "anyOf", "oneOf", "format", "pattern"})  # a set, not prose
+_BOUNDED_BY: Final = frozenset({"maxLength", "enum", "const", "pattern", "format"})
 _STANDARD: Final = {"dict": "object", "hashmap": "object", "map": "object", "float": "number", "double": "number",
                     "long": "integer", "int": "integer", "tuple": "array", "arraylist": "array", "list": "array",
                     "bool": "boolean", "char": "string", "str": "string"}
@@ -49,7 +51,7 @@ def _has_unit(words: list[str], text: str) -> bool:
 
 def check_quantity_unit(tool: ToolDef, config: LintConfig) -> Iterator[Hit]:
     for node in _params(tool):
-        if not types_of(node.schema) & {"number", "integer", "float", "double", "long"}:
+        if not node.types & {"number", "integer", "float", "double", "long"}:
             continue
         assert node.name is not None
         words = name_words(node.name)
@@ -92,9 +94,9 @@ _EXAMPLES: Final = re.compile(r"e\.g\.|\beg\.|\b(such as|for example|for instanc
 def check_enum_in_prose(tool: ToolDef, config: LintConfig) -> Iterator[Hit]:
     for node in _params(tool):
         s = node.schema
-        if any(k in s for k in ("enum", "const", "anyOf", "oneOf", "format", "pattern")):
+        if not _CLOSED_BY.isdisjoint(s):
             continue
-        if types_of(s) - {"string", "String"} or not types_of(s):
+        if node.types - {"string", "String"} or not node.types:
             continue
         desc = _desc(node)
         low = folded(desc)
@@ -115,8 +117,7 @@ _DATE_DESC: Final = re.compile(r"\b(date|datetime|timestamp|iso[ -]?8601|yyyy|rf
 def check_date_format(tool: ToolDef, config: LintConfig) -> Iterator[Hit]:
     for node in _params(tool):
         s = node.schema
-        kinds = types_of(s)
-        if kinds - {"string", "String"} or "format" in s or "pattern" in s or "enum" in s or "const" in s:
+        if node.types - {"string", "String"} or "format" in s or "pattern" in s or "enum" in s or "const" in s:
             continue
         assert node.name is not None
         words = set(name_words(node.name))
@@ -247,7 +248,7 @@ def check_open_object(tool: ToolDef, config: LintConfig) -> Iterator[Hit]:
 
 def check_untyped(tool: ToolDef, config: LintConfig) -> Iterator[Hit]:
     for node in _params(tool):
-        if not any(k in node.schema for k in _TYPED_BY) and not _SAYS_ANY.search(folded(_desc(node))):
+        if _TYPED_BY.isdisjoint(node.schema) and not _SAYS_ANY.search(folded(_desc(node))):
             yield Hit(tool, node.pointer, f"parameter {node.name!r} has no type", "Give it a JSON Schema type.")
 
 
@@ -291,7 +292,7 @@ _FREE_TEXT: Final = frozenset({"query", "text", "content", "body", "message", "p
 def check_unbounded_text(tool: ToolDef, config: LintConfig) -> Iterator[Hit]:
     for node in _params(tool):
         s = node.schema
-        if types_of(s) != {"string"} or any(k in s for k in ("maxLength", "enum", "const", "pattern", "format")):
+        if node.types != {"string"} or not _BOUNDED_BY.isdisjoint(s):
             continue
         assert node.name is not None
         if set(name_words(node.name)) & _FREE_TEXT:
@@ -384,15 +385,15 @@ def _has_header(schema: Any) -> bool:
     stack = [schema]
     while stack:
         node = stack.pop()
-        if id(node) in visited:
+        if not isinstance(node, (dict, list)) or id(node) in visited:
             continue
         visited.add(id(node))
-        if isinstance(node, dict):
-            if "x-mcp-header" in node:
-                return True
-            stack.extend(v for v in node.values() if isinstance(v, (dict, list)))
-        elif isinstance(node, list):
-            stack.extend(v for v in node if isinstance(v, (dict, list)))
+        if isinstance(node, list):
+            stack.extend(node)
+        elif "x-mcp-header" in node:
+            return True
+        else:
+            stack.extend(node.values())
     return False
 
 
