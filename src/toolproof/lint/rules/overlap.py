@@ -69,10 +69,6 @@ def how_many(text: str) -> tuple[frozenset[str], frozenset[str]]:
     return frozenset(_NUMBER.findall(low)), frozenset(said)
 
 
-def _first_order(tokens: Sequence[str]) -> tuple[str, ...]:
-    return tuple(dict.fromkeys(tokens))
-
-
 def said_apart(a: ToolDef, b: ToolDef) -> bool:
     """Two descriptions that give other numbers ("over 1.5 goals", "over 2.5 goals") or say another how-many
     ("all items", "items") tell their tools apart even when every content word is shared."""
@@ -81,9 +77,15 @@ def said_apart(a: ToolDef, b: ToolDef) -> bool:
 
 def one_vs_many(a_raw: Sequence[str], b_raw: Sequence[str]) -> bool:
     """`get_advisory` beside `list_advisories`: the names already say one against many."""
-    a_obj = [w for w in a_raw if canonical(w) not in READ_ACTIONS]
-    b_obj = [w for w in b_raw if canonical(w) not in READ_ACTIONS]
-    return len(a_obj) == len(b_obj) and a_obj != b_obj and [stem(w) for w in a_obj] == [stem(w) for w in b_obj]
+    (a_obj, a_stems), (b_obj, b_stems) = _object_words(tuple(a_raw)), _object_words(tuple(b_raw))
+    return len(a_obj) == len(b_obj) and a_obj != b_obj and a_stems == b_stems
+
+
+@lru_cache(maxsize=1 << 14)
+def _object_words(raw: tuple[str, ...]) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """A name's words other than read actions, as written and stemmed (one name meets many others)."""
+    obj = tuple(w for w in raw if canonical(w) not in READ_ACTIONS)
+    return obj, tuple(map(stem, obj))
 
 
 def base_name(name: str) -> str:
@@ -147,6 +149,14 @@ class Descriptions:
         self.tokens = [[_word(w) for w in content_words(t.description_words)] for t in tools]
         self.sets = [frozenset(d) for d in self.tokens]
         self.tfidf = TfIdf(self.tokens)
+        self._orders: dict[int, tuple[str, ...]] = {}
+
+    def first_order(self, i: int) -> tuple[str, ...]:
+        """The description's distinct words in the order they first come."""
+        order = self._orders.get(i)
+        if order is None:
+            order = self._orders[i] = tuple(dict.fromkeys(self.tokens[i]))
+        return order
 
     def shared(self, i: int, j: int, n: int = 5) -> tuple[str, ...]:
         """The words both descriptions use, heaviest first (the generic read action left out)."""
@@ -209,7 +219,7 @@ def _explain(desc: Descriptions, i: int, j: int, name_diff: frozenset[str], sim:
     one and not the other does (measured on the corpora: "a list of" against "the details of", "as HTML"
     against "as plain text"), and so does their order. Only stop words, repeats and the form of a read action
     may differ."""
-    if desc.sets[i] != desc.sets[j] or _first_order(desc.tokens[i]) != _first_order(desc.tokens[j]):
+    if desc.sets[i] != desc.sets[j] or desc.first_order(i) != desc.first_order(j):
         return None
     return Pair(i, j, desc.shared(i, j), tuple(sorted(name_diff)), sim)
 
