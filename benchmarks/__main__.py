@@ -15,7 +15,7 @@ from typing import Any
 
 from rich.console import Console
 
-from benchmarks._harness import Row, machine, print_rows
+from benchmarks._harness import Row, machine, print_rows, print_targets, target_summary
 
 
 def discover() -> list[str]:
@@ -59,6 +59,8 @@ def run_all(*, quick: bool, only: list[str] | None = None, console: Console | No
             if error:
                 console.print(f"[red]{name} failed:[/] {error}")
     print_rows(f"toolproof benchmarks, {results['date']}, {results['machine']}", all_rows, console)
+    print_targets(all_rows, console)
+    results["targets"] = target_summary(all_rows)
     return results
 
 

@@ -9,8 +9,9 @@ from __future__ import annotations
 import platform
 import statistics
 import time
-from collections.abc import Callable
-from typing import Any
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any, Final
 
 from rich.console import Console
 from rich.table import Table
@@ -55,4 +56,70 @@ def print_rows(title: str, rows: list[Row], console: Console | None = None) -> N
             f"{ratio:.2f}x" if isinstance(ratio, float) else "",
             str(row.get("note", "") or ""),
         )
+    console.print(table)
+
+
+@dataclass(frozen=True, slots=True)
+class Target:
+    """A speed target: a benchmark row carrying `"target": key` and `"measured": value` is judged by it."""
+
+    key: str
+    goal: str
+    limit: float | None  # None: reported, no limit
+    wanted: str  # the limit as printed
+    at_least: bool = False  # met when measured >= limit (else measured <= limit)
+    unit: str = "x"
+
+    def met(self, measured: float) -> bool | None:
+        if self.limit is None:
+            return None
+        return measured >= self.limit if self.at_least else measured <= self.limit
+
+
+#: The speed targets every full run reports, in the order printed.
+TARGETS: Final = (
+    Target("async-def", "awaited `async def` tool vs call_sync of the same read", 2.0, "<= 2x"),
+    Target("async-sync", "awaited sync tool over the bare asyncio.to_thread hop", 15.0, "<= +15 µs", unit="µs"),
+    Target("gateway-p50", "gateway vs the SDK's bare pass-through proxy, p50", 1.05, "<= 1.05x"),
+    Target("gateway-p95", "gateway vs the SDK's bare pass-through proxy, p95", 1.05, "<= 1.05x"),
+    Target("lint-10k", "lint of 10,000 definitions, every default rule", 1.0, "< 1 s", unit="s"),
+    Target("scoring", "BFCL scoring vs the reference checker, 10,000 calls", 2.0, ">= 2x", at_least=True),
+    Target("sqlite-share", "SQLite (synchronous=NORMAL): guarded write rate / journal-alone rate", None, "reported"),
+)
+
+
+def targeted(row: Row, key: str, measured: float) -> Row:
+    """`row` marked as measuring target `key`."""
+    if key not in {t.key for t in TARGETS}:
+        raise ValueError(f"no target {key!r}")
+    return {**row, "target": key, "measured": measured}
+
+
+def target_summary(rows: Sequence[Row]) -> list[dict[str, Any]]:
+    """One line per target: what was measured (the last row for it) and whether it is met."""
+    found = {r["target"]: r for r in rows if r.get("target")}
+    out = []
+    for t in TARGETS:
+        row = found.get(t.key)
+        measured = row.get("measured") if row else None
+        if isinstance(measured, int | float):
+            measured = float(measured)
+            met = t.met(measured)
+            verdict = "reported" if met is None else "met" if met else "not met"
+        else:
+            verdict = str(row.get("note") or "not measured") if row else "not measured"
+            measured = None
+        out.append({"target": t.goal, "wanted": t.wanted, "measured": measured, "unit": t.unit, "verdict": verdict})
+    return out
+
+
+def print_targets(rows: Sequence[Row], console: Console | None = None) -> None:
+    console = console or Console(width=160)
+    table = Table(title="targets", title_justify="left")
+    for column in ("target", "wanted", "measured", "met"):
+        table.add_column(column, justify="right" if column == "measured" else "left")
+    for line in target_summary(rows):
+        measured = line["measured"]
+        shown = f"{measured:,.3f} {line['unit']}" if isinstance(measured, float) else "-"
+        table.add_row(line["target"], line["wanted"], shown, line["verdict"])
     console.print(table)

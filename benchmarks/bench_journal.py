@@ -33,6 +33,7 @@ from pathlib import Path
 from typing import Any
 
 import toolproof
+from benchmarks._harness import targeted
 from toolproof.contract.context import CallContext
 from toolproof.journal.journal import Journal
 from toolproof.journal.keys import key_parts_for
@@ -158,6 +159,8 @@ def sqlite_rows(quick: bool) -> list[dict[str, Any]]:
             done = step * rounds
             rows.append(_row("journal", f"journal (claim + settle) vs raw insert; {label}", done, journal, raw))
             rows.append(_row("journal", f"guarded write (runner) vs raw insert; {label}", done, guarded, raw))
+            share = _row("journal", f"guarded write (runner) vs journal alone; {label}", done, guarded, journal)
+            rows.append(targeted(share, "sqlite-share", share["ratio"]) if sync == "NORMAL" else share)
             store.close()
     return rows
 

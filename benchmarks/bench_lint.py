@@ -1,8 +1,10 @@
-"""Linting 10,000 tool definitions in one toolset, look-alike detection included (target: under 5 s).
+"""Linting 10,000 tool definitions in one toolset, look-alike detection included (target: under 1 s, reading
+the JSON included).
 
-Wall time is reported with the process's CPU time beside it: on a shared machine the wall time includes waiting
-for a core. Baselines measured in the same run: (a) `json.loads` of the same definitions (the floor any linter
-pays), and (b) a naive all-pairs look-alike pass, timed on a subset and extrapolated by n^2 (running it on 10,000 tools
+Wall time is reported with the process's CPU time beside it: on a shared machine the wall time includes
+waiting for a core, so the target is judged on the CPU time (one thread: the two agree on a quiet machine).
+Baselines measured in the same run: (a) `json.loads` of the same definitions (the floor any linter pays), and
+(b) a naive all-pairs look-alike pass, timed on a subset and extrapolated by n^2 (running it on 10,000 tools
 takes minutes). The blocked look-alike pass is also checked against the naive one for missed pairs.
 """
 
@@ -13,6 +15,7 @@ import re
 import time
 from typing import Any
 
+from benchmarks._harness import targeted
 from tests._data import CORPORA
 from toolproof.lint import LintConfig, ToolDef, from_definitions, lint_tooldefs, load_file
 from toolproof.lint.rules.toolset import _candidates, _profiles, check_lookalike, similarity
@@ -98,6 +101,8 @@ def run(quick: bool = False) -> list[Row]:
     start = time.perf_counter()
     data = json.loads(text)
     load_s = time.perf_counter() - start
+    assert isinstance(data, dict)
+    del data  # not kept alive while the lint is timed: the collector would walk it during the parse
 
     start, cpu = time.perf_counter(), time.process_time()
     tools = from_definitions(json.loads(text), source="bench")
@@ -113,11 +118,11 @@ def run(quick: bool = False) -> list[Row]:
     blocked_s, blocked = _blocked_pairs(sub, config)
     missed = len(naive - blocked)
     naive_full_s = naive_s * (n / subset) ** 2
-    assert isinstance(data, dict)
+    whole: Row = {"benchmark": "lint", "case": f"{n:,} tools, all default rules", "value": lint_s, "unit": "s",
+                  "baseline": f"json.loads {load_s:.3f} s", "ratio": lint_s / load_s,
+                  "note": f"target < 1 s; CPU {lint_cpu:.2f} s; {len(findings):,} findings"}
     return [
-        {"benchmark": "lint", "case": f"{n:,} tools, all default rules", "value": lint_s, "unit": "s",
-         "baseline": f"json.loads {load_s:.3f} s", "ratio": lint_s / load_s,
-         "note": f"target < 5 s; CPU {lint_cpu:.2f} s; {len(findings):,} findings"},
+        whole if quick else targeted(whole, "lint-10k", lint_cpu),
         {"benchmark": "lint", "case": f"look-alike pass, {n:,} tools in one toolset", "value": lookalike_s,
          "unit": "s", "baseline": f"naive all-pairs ~{naive_full_s:.0f} s (extrapolated)",
          "ratio": naive_full_s / lookalike_s, "note": f"{len(lookalikes) // 2:,} pairs reported"},

@@ -115,6 +115,11 @@ class Options:
     values: tuple[Any, ...]
     optional: bool = False
     normalise_strings: bool = True
+    #: The string values standardised once: thousands of calls are scored against one expected call.
+    normalised: frozenset[str] = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "normalised", frozenset(normalise(v) for v in self.values if type(v) is str))
 
 
 @dataclass(frozen=True, slots=True)
@@ -163,6 +168,15 @@ class ToolSpec:
     properties: Mapping[str, Mapping[str, Any]]
     required: tuple[str, ...] = ()
     closed: bool = True  # parameters outside `properties` are unexpected
+    _types: dict[str, _ParamTypes] = field(default_factory=dict, init=False, repr=False, compare=False)
+
+    def param_types(self, name: str) -> _ParamTypes:
+        """A parameter's declared type, the Python type its value must have and an array's item type,
+        worked out from the schema the first time a call sends it."""
+        hit = self._types.get(name)
+        if hit is None:
+            hit = self._types[name] = _param_types(self.properties.get(name, {}))
+        return hit
 
     @classmethod
     def from_schema(cls, name: str, schema: Mapping[str, Any]) -> ToolSpec:
@@ -186,6 +200,20 @@ def _declared_type(prop: Mapping[str, Any]) -> str | None:
         kinds = [_declared_type(p) for p in prop["anyOf"] if p.get("type") != "null"]
         return kinds[0] if len(kinds) == 1 else None
     return t if isinstance(t, str) else None
+
+
+_ParamTypes = tuple[str | None, type | None, type | None]
+
+
+def _param_types(prop: Mapping[str, Any]) -> _ParamTypes:
+    declared = _declared_type(prop)
+    expected = PYTHON_TYPES.get(declared) if declared else None
+    nested: type | None = None
+    if declared in NESTED_TYPES:
+        items = prop.get("items")
+        item_type = _declared_type(items) if isinstance(items, Mapping) else None
+        nested = PYTHON_TYPES.get(item_type) if item_type else None
+    return declared, expected, nested
 
 
 def _first_type(options: Sequence[Any]) -> type | None:
@@ -254,7 +282,7 @@ def _value_ok(value: Any, matcher: Options, expected: type | None, nested: type 
         if expected is list and nested is dict:
             return isinstance(value, list) and _list_of_dicts_ok(value, options)
         if expected is str and matcher.normalise_strings:
-            return normalise(value) in [normalise(o) for o in options if type(o) is str]
+            return normalise(value) in matcher.normalised
         if expected is list and matcher.normalise_strings:
             candidate = [_norm(v) for v in value]
             return any(isinstance(o, list) and [_norm(x) for x in o] == candidate for o in options)
@@ -262,15 +290,9 @@ def _value_ok(value: Any, matcher: Options, expected: type | None, nested: type 
 
 
 def _check_param(
-    name: str, value: Any, matcher: Matcher | None, prop: Mapping[str, Any], decode: Any = None
+    name: str, value: Any, matcher: Matcher | None, prop: Mapping[str, Any], types: _ParamTypes, decode: Any = None
 ) -> FieldError | None:
-    declared = _declared_type(prop)
-    expected = PYTHON_TYPES.get(declared) if declared else None
-    nested: type | None = None
-    if declared in NESTED_TYPES:
-        items = prop.get("items")
-        item_type = _declared_type(items) if isinstance(items, Mapping) else None
-        nested = PYTHON_TYPES.get(item_type) if item_type else None
+    declared, expected, nested = types
     if decode is not None:
         decoded: tuple[Any, type | None, type | None, FieldError | None] = decode(name, value, prop)
         value, expected, nested, error = decoded
@@ -299,6 +321,10 @@ def _check_param(
     return None
 
 
+_UNTYPED: Final[_ParamTypes] = (None, None, None)
+_PASSED: Final = CallCheck(True, True)
+
+
 def check_call(expected: ExpectedCall, call: ToolCall, spec: ToolSpec | None, decode: Any = None) -> CallCheck:
     """Score one call. Tool choice and arguments are separate verdicts; the first argument error stops
     the check (as BFCL does) so a failure is counted once, on the field that broke it."""
@@ -316,13 +342,14 @@ def check_call(expected: ExpectedCall, call: ToolCall, spec: ToolSpec | None, de
         outside = spec is not None and spec.closed and name not in properties
         if outside or (expected.strict and matcher is None):
             return CallCheck(True, False, (FieldError("unexpected_param", name, None, value),))
-        error = _check_param(name, value, matcher, properties.get(name, {}), decode)
+        types = spec.param_types(name) if spec is not None else _UNTYPED
+        error = _check_param(name, value, matcher, properties.get(name, {}), types, decode)
         if error is not None:
             return CallCheck(True, False, (error,))
     for name, matcher in expected.arguments.items():
         if name not in args and not matcher.optional:
             return CallCheck(True, False, (FieldError("missing_expected", name, _describe(matcher)),))
-    return CallCheck(True, True)
+    return _PASSED
 
 
 def _describe(matcher: Matcher) -> Any:
@@ -356,4 +383,4 @@ def check_parallel(
         if last is None or not last.ok:
             errors = last.errors if last is not None else (FieldError("wrong_count", None, len(expected), 0),)
             return CallCheck(tool_ok, False, errors)
-    return CallCheck(True, True)
+    return _PASSED

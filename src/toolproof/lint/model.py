@@ -5,11 +5,15 @@ Rules see only this, so one engine serves Python toolsets, JSON files and live M
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
-from typing import Any, Literal
+from typing import Any, Literal, TypeVar, overload
 
 from .schema_walk import Node, walk
+from .text import cjk_chars, folded, text_words
+
+_T = TypeVar("_T")
 
 ToolFormat = Literal["mcp", "openai", "anthropic", "bfcl", "docker"]
 
@@ -41,17 +45,32 @@ class ToolDef:
     schema_synthesized: bool = False  # built from a format with no JSON Schema (Docker registry `arguments`)
     raw: Any = field(default=None, compare=False, repr=False)
 
-    @property
+    @cached_property
     def label(self) -> str:
         return self.name if isinstance(self.name, str) else repr(self.name)
 
-    @property
+    @cached_property
     def description_text(self) -> str:
         return self.description if isinstance(self.description, str) else ""
 
     @property
     def schema(self) -> dict[str, Any]:
         return self.input_schema if isinstance(self.input_schema, dict) else {}
+
+    @cached_property
+    def description_words(self) -> tuple[str, ...]:
+        """The description's words in lower case, split once for every rule that reads them."""
+        return tuple(text_words(self.description_text))
+
+    @cached_property
+    def description_folded(self) -> str:
+        """The description in lower case for the rules' phrase patterns (`text.folded`)."""
+        return folded(self.description_text)
+
+    @cached_property
+    def description_cjk(self) -> int:
+        """Chinese, Japanese and Korean characters in the description (rules judging English words skip them)."""
+        return cjk_chars(self.description_text)
 
     @cached_property
     def nodes(self) -> tuple[Node, ...]:
@@ -62,3 +81,40 @@ class ToolDef:
     def properties(self) -> dict[str, Any]:
         props = self.schema.get("properties")
         return props if isinstance(props, dict) else {}
+
+
+class ToolGroup(Sequence[ToolDef]):
+    """The tools a toolset rule sees at once, and what several rules derive from all of them together:
+    computed by the first rule that asks, kept for the others of the same run (the look-alike pairs feed
+    both TP402 and TP405)."""
+
+    __slots__ = ("_derived", "_tools")
+
+    def __init__(self, tools: Iterable[ToolDef]) -> None:
+        self._tools = tuple(tools)
+        self._derived: dict[str, tuple[object, Any]] = {}
+
+    @classmethod
+    def of(cls, tools: Sequence[ToolDef]) -> ToolGroup:
+        return tools if isinstance(tools, ToolGroup) else cls(tools)
+
+    def derived(self, name: str, config: object, compute: Callable[[], _T]) -> _T:
+        """`compute()` once per name under one configuration (the same object: one lint run)."""
+        hit = self._derived.get(name)
+        if hit is None or hit[0] is not config:
+            hit = self._derived[name] = (config, compute())
+        value: _T = hit[1]
+        return value
+
+    def __len__(self) -> int:
+        return len(self._tools)
+
+    @overload
+    def __getitem__(self, index: int) -> ToolDef: ...
+    @overload
+    def __getitem__(self, index: slice) -> Sequence[ToolDef]: ...
+    def __getitem__(self, index: int | slice) -> ToolDef | Sequence[ToolDef]:
+        return self._tools[index]
+
+    def __iter__(self) -> Iterator[ToolDef]:
+        return iter(self._tools)

@@ -2,8 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Final
 
 from .findings import escape_pointer
@@ -19,47 +18,56 @@ class Node:
     schema: dict[str, Any]
     depth: int  # 0 for the root, 1 for top-level parameters
     required: bool
+    types: frozenset[str] = field(init=False)  # `types_of(schema)`, worked out once for every rule
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "types", frozenset(types_of(self.schema)))
 
 
-def walk(schema: Any, pointer: str) -> Iterator[Node]:
-    if isinstance(schema, dict):
-        yield from _walk(schema, pointer, None, 0, True)
+def walk(schema: Any, pointer: str) -> list[Node]:
+    """Every sub-schema in document order (a node, then all of its properties', items' ... sub-schemas).
+    Iterative: one loop, no generator per level."""
+    if not isinstance(schema, dict):
+        return []
+    out: list[Node] = []
+    stack: list[Node] = [Node(pointer, None, schema, 0, True)]
+    while stack:
+        node = stack.pop()
+        out.append(node)
+        if node.depth < MAX_DEPTH:
+            stack.extend(reversed(_children(node)))
+    return out
 
 
-def _walk(node: dict[str, Any], pointer: str, name: str | None, depth: int, required: bool) -> Iterator[Node]:
-    yield Node(pointer, name, node, depth, required)
-    if depth >= MAX_DEPTH:
-        return
+def _children(parent: Node) -> list[Node]:
+    node, pointer, depth = parent.schema, parent.pointer, parent.depth + 1
+    out: list[Node] = []
     props = node.get("properties")
     if isinstance(props, dict):
         req = node.get("required")
         req_set = {r for r in req if isinstance(r, str)} if isinstance(req, list) else set()
-        for key, child in props.items():
-            if isinstance(child, dict):
-                yield from _walk(child, f"{pointer}/properties/{escape_pointer(str(key))}", str(key), depth + 1,
-                                 key in req_set)
+        out += [Node(f"{pointer}/properties/{escape_pointer(str(key))}", str(key), child, depth, key in req_set)
+                for key, child in props.items() if isinstance(child, dict)]
     items = node.get("items")
     if isinstance(items, dict):
-        yield from _walk(items, f"{pointer}/items", None, depth + 1, True)
+        out.append(Node(f"{pointer}/items", None, items, depth, True))
     elif isinstance(items, list):
-        for i, child in enumerate(items):
-            if isinstance(child, dict):
-                yield from _walk(child, f"{pointer}/items/{i}", None, depth + 1, True)
+        out += [Node(f"{pointer}/items/{i}", None, child, depth, True)
+                for i, child in enumerate(items) if isinstance(child, dict)]
     for key in ("anyOf", "oneOf", "allOf"):
         branches = node.get(key)
         if isinstance(branches, list):
-            for i, child in enumerate(branches):
-                if isinstance(child, dict):
-                    yield from _walk(child, f"{pointer}/{key}/{i}", None, depth + 1, True)
+            out += [Node(f"{pointer}/{key}/{i}", None, child, depth, True)
+                    for i, child in enumerate(branches) if isinstance(child, dict)]
     extra = node.get("additionalProperties")
     if isinstance(extra, dict):
-        yield from _walk(extra, f"{pointer}/additionalProperties", None, depth + 1, True)
+        out.append(Node(f"{pointer}/additionalProperties", None, extra, depth, True))
     for key in ("$defs", "definitions"):
         defs = node.get(key)
         if isinstance(defs, dict):
-            for dname, child in defs.items():
-                if isinstance(child, dict):
-                    yield from _walk(child, f"{pointer}/{key}/{escape_pointer(str(dname))}", None, depth + 1, True)
+            out += [Node(f"{pointer}/{key}/{escape_pointer(str(name))}", None, child, depth, True)
+                    for name, child in defs.items() if isinstance(child, dict)]
+    return out
 
 
 def types_of(node: dict[str, Any]) -> set[str]:

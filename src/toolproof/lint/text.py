@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable, Sequence
 from functools import lru_cache
 from typing import Final
 
@@ -11,24 +12,47 @@ _WORD = re.compile(r"[a-z][a-z0-9]*")
 _CJK = re.compile(r"[\u3040-\u30ff\u3400-\u9fff\uac00-\ud7af]")
 
 
+#: What re's IGNORECASE takes for an ASCII letter besides its two cases: dotted and dotless i, long s (the
+#: Kelvin sign already lowers to k). Mapped before `str.lower`, which would turn İ into two characters.
+_FOLD: Final = str.maketrans({"\u0130": "i", "\u0131": "i", "\u017f": "s"})
+
+
+def folded(text: str) -> str:
+    """`text` in lower case, one character for one. A pattern written in lower-case ASCII matches it exactly
+    where the same pattern with IGNORECASE matches `text` (word boundaries and character classes included),
+    at the same offsets, several times faster: rules fold a text once and match without IGNORECASE."""
+    return text.lower() if text.isascii() else text.translate(_FOLD).lower()
+
+
 def cjk_chars(text: str) -> int:
     """Chinese, Japanese and Korean characters: their words are not space separated."""
-    return len(_CJK.findall(text))
+    return 0 if text.isascii() else len(_CJK.findall(text))
 
 
 def _lexicon(text: str) -> list[str]:
     return text.split()
 
 
-def name_words(name: str) -> list[str]:
-    """`getTodayPrice`, `get-today_price`, `Shop.getTodayPrice` -> `['get', 'today', 'price']` (lower case)."""
-    return [w.lower() for w in _CAMEL.findall(name)]
+@lru_cache(maxsize=1 << 16)
+def name_words(name: str) -> tuple[str, ...]:
+    """`getTodayPrice`, `get-today_price`, `Shop.getTodayPrice` -> `('get', 'today', 'price')` (lower case).
+    Cached: the same parameter and tool names come back across a catalogue."""
+    return tuple(w.lower() for w in _CAMEL.findall(name))
+
+
+def verb_position(words: Sequence[str]) -> int | None:
+    """Where a name's action word is: first, or second after one namespace word (`github_create_issue`)."""
+    for i, w in enumerate(words[:2]):
+        if w in VERBS:
+            return i
+    return None
 
 
 def text_words(text: str) -> list[str]:
     return _WORD.findall(text.lower())
 
 
+@lru_cache(maxsize=1 << 16)
 def stem(word: str) -> str:
     """A crude plural strip, enough to match `orders` with `order` and `prices` with `price`."""
     if len(word) > 4 and word.endswith("ies"):
@@ -101,6 +125,11 @@ each every some one two up out over about via per your you we our us my me i the
 which what when where who whom whose how why also only just more most other use used using given specified
 specific provided based e g eg ie etc
 """))
+
+
+def content_words(words: Iterable[str]) -> list[str]:
+    """The words that carry meaning: no stop words, no single letters."""
+    return [w for w in words if w not in STOPWORDS and len(w) > 1]
 
 
 @lru_cache(maxsize=1 << 16)

@@ -10,9 +10,10 @@ from typing import Final
 from ...contract.untrusted import findings
 from ..config import LintConfig
 from ..model import ToolDef
-from ..text import STOPWORDS, canonical, cjk_chars, name_words, text_words
+from ..text import STOPWORDS, canonical, name_words
 from .base import Hit, Rule
 
+# The phrase patterns are matched against the folded (lower-case) description: `text.folded`.
 _FILLER: Final = frozenset({"get", "gets", "return", "returns", "tool", "function", "this", "item", "items",
                             "information", "info", "data", "details"})
 _WHEN: Final = re.compile(
@@ -20,12 +21,10 @@ _WHEN: Final = re.compile(
     r"user|users|asked|needed|you're)|if (you|the user)|call (this|it) (when|to|if|for)|should be used|"
     r"helpful (for|when)|ideal for|best for|intended for|designed (for|to)|for (example|instance)|e\.g\.|"
     r"use case|good for|meant for|appropriate (for|when))",
-    re.IGNORECASE,
 )
 _WHEN_NOT: Final = re.compile(
     r"\b(do not|don't|never|avoid|instead|rather than|not (for|to be used|suitable|meant|intended)|"
     r"only (for|when|if|after|use)|prefer|must not|should not|unless|except)\b",
-    re.IGNORECASE,
 )
 _RETURNS: Final = re.compile(
     r"\b(return|returns|returned|returning|respond|responds|response|result|results|output|outputs|gives|yields|"
@@ -34,12 +33,7 @@ _RETURNS: Final = re.compile(
     r"download(s)?|summary|calculates?|computes?|generates?|converts?|providing|estimates?|predicts?|"
     r"determines?|translates?|summari[sz]es?|describes?|analy[sz]es?|counts?|creates?|recommends?|"
     r"looks? up|lookups?|locates?|identif(y|ies)|detects?|exports?|renders?|converts?|extracts?)\b",
-    re.IGNORECASE,
 )
-
-
-def _words(tool: ToolDef) -> list[str]:
-    return text_words(tool.description_text)
 
 
 def check_missing(tool: ToolDef, config: LintConfig) -> Iterator[Hit]:
@@ -49,7 +43,7 @@ def check_missing(tool: ToolDef, config: LintConfig) -> Iterator[Hit]:
 
 
 def check_short(tool: ToolDef, config: LintConfig) -> Iterator[Hit]:
-    n = len(_words(tool)) + cjk_chars(tool.description_text) // 2  # about two characters per CJK word
+    n = len(tool.description_words) + tool.description_cjk // 2  # about two characters per CJK word
     limit = int(config.threshold("min-description-words"))
     if n and n < limit:
         yield Hit(tool, tool.description_pointer, f"the description has {n} word(s) "
@@ -58,9 +52,9 @@ def check_short(tool: ToolDef, config: LintConfig) -> Iterator[Hit]:
 
 
 def check_restates_name(tool: ToolDef, config: LintConfig) -> Iterator[Hit]:
-    if not isinstance(tool.name, str) or cjk_chars(tool.description_text):
+    if not isinstance(tool.name, str) or tool.description_cjk:
         return  # a CJK description cannot be compared word by word with an ASCII name
-    words = [w for w in _words(tool) if w not in STOPWORDS]
+    words = [w for w in tool.description_words if w not in STOPWORDS]
     if not words:
         return
     name = {canonical(w) for w in name_words(tool.name)}
@@ -72,8 +66,7 @@ def check_restates_name(tool: ToolDef, config: LintConfig) -> Iterator[Hit]:
 
 
 def check_no_when(tool: ToolDef, config: LintConfig) -> Iterator[Hit]:
-    text = tool.description_text
-    if text.strip() and not cjk_chars(text) and not _WHEN.search(text):
+    if tool.description_text.strip() and not tool.description_cjk and not _WHEN.search(tool.description_folded):
         yield Hit(tool, tool.description_pointer, "the description does not say when to use the tool",
                   f"Add a sentence saying which requests {tool.name!r} is for: 'Use this when ...'.")
 
@@ -87,21 +80,19 @@ def check_no_when_not(tools: Sequence[ToolDef], config: LintConfig) -> Iterator[
     names = {t.name for t in tools if isinstance(t.name, str) and len(t.name) > 3}
     for tool in tools:
         text = tool.description_text
-        if not text.strip():
+        if not text.strip() or tool.description_cjk or _WHEN_NOT.search(tool.description_folded):
             continue
         # Token lookup, not a substring scan per neighbour: linear in the toolset, not quadratic.
         tokens = {tok.strip(".-") for tok in _NAME_TOKEN.findall(text)}
-        mentions = bool((tokens & names) - {tool.name})
-        if not mentions and not cjk_chars(text) and not _WHEN_NOT.search(text):
+        if not (tokens & names) - {tool.name}:
             yield Hit(tool, tool.description_pointer, "the description does not say when not to use the tool "
                       "or which neighbour to use instead", "Add 'Do not use it for X (call other_tool).'")
 
 
 def check_no_return(tool: ToolDef, config: LintConfig) -> Iterator[Hit]:
-    text = tool.description_text
-    if not text.strip() or isinstance(tool.output_schema, dict) or cjk_chars(text):
+    if not tool.description_text.strip() or isinstance(tool.output_schema, dict) or tool.description_cjk:
         return  # the phrase lists are English; a CJK description is not judged
-    if not _RETURNS.search(text):
+    if not _RETURNS.search(tool.description_folded):
         yield Hit(tool, tool.description_pointer, "there is no output schema and the description does not say "
                   "what comes back", "Add 'Returns ...' to the description, or publish an output schema.")
 
@@ -113,6 +104,8 @@ def check_markup(tool: ToolDef, config: LintConfig) -> Iterator[Hit]:
     for node in tool.nodes:
         texts.extend((f"{node.pointer}/{key}", node.schema[key]) for key in ("description", "title")
                      if isinstance(node.schema.get(key), str))
+    if not findings("\n".join(text for _, text in texts), any_tag=False):
+        return  # none of the patterns is anchored: clean joined text means every text is clean
     for pointer, text in texts:
         found = findings(text, any_tag=False)
         if found:

@@ -8,7 +8,7 @@ from typing import Any, Final
 
 from ..config import LintConfig
 from ..model import ToolDef
-from ..text import WRITE_VERBS, name_words
+from ..text import WRITE_VERBS, folded, name_words
 from .base import Hit, Rule
 
 _DESTRUCTIVE: Final = frozenset({"delete", "remove", "drop", "erase", "cancel", "create", "update", "write",
@@ -82,9 +82,8 @@ def check_read_only_and_destructive(tool: ToolDef, config: LintConfig) -> Iterat
 _FRESH_KEY: Final = re.compile(
     r"\b(?:unique|new|fresh|different|random)\b[^.;]{0,40}?\b(?:for|on|per|with|in)\s+(?:each|every|any)\s+"
     r"(?:new\s+)?(?:request|call|invocation|attempt|retry|time|operation)\b"
-    r"|\b(?:generate|create|mint|use)\s+a\s+(?:new|fresh|different|random)\b[^.;]{0,30}?\b(?:each|every)\s+time\b",
-    re.IGNORECASE)
-_KEY_WORDS: Final = ("key", "token", "uuid", "nonce", "id", "reference", "request")
+    r"|\b(?:generate|create|mint|use)\s+a\s+(?:new|fresh|different|random)\b[^.;]{0,30}?\b(?:each|every)\s+time\b")
+_KEY_NAME: Final = re.compile("key|token|uuid|nonce|id|reference|request")  # anywhere in a parameter's name
 
 
 def _fresh_key_texts(tool: ToolDef) -> Iterator[tuple[str, str]]:
@@ -92,15 +91,16 @@ def _fresh_key_texts(tool: ToolDef) -> Iterator[tuple[str, str]]:
     yield tool.description_pointer, tool.description_text
     for node in tool.nodes:
         desc = node.schema.get("description")
-        if node.name and isinstance(desc, str) and any(w in node.name.lower() for w in _KEY_WORDS):
+        if node.name and isinstance(desc, str) and _KEY_NAME.search(node.name.lower()):
             yield node.pointer + "/description", desc
 
 
 def check_fresh_key_per_call(tool: ToolDef, config: LintConfig) -> Iterator[Hit]:
     for pointer, text in _fresh_key_texts(tool):
-        found = _FRESH_KEY.search(text)
+        found = _FRESH_KEY.search(folded(text))  # lower case, one character for one: the span is the same
         if found:
-            yield Hit(tool, pointer, f"the description asks for a new key on every call ({found.group(0)!r}): a "
+            quoted = text[found.start():found.end()]
+            yield Hit(tool, pointer, f"the description asks for a new key on every call ({quoted!r}): a "
                       "retried call then carries another key and the write happens twice",
                       "Ask for one key per intended operation, reused on retries; better, derive it in the code.")
             return

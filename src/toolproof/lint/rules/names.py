@@ -8,7 +8,7 @@ from typing import Final
 
 from ..config import LintConfig
 from ..model import ToolDef
-from ..text import GENERIC_NAMES, VERBS, name_words
+from ..text import GENERIC_NAMES, name_words, verb_position
 from .base import Hit, Rule
 
 _SNAKE: Final = re.compile(r"^[a-z][a-z0-9]*(_[a-z0-9]+)*$")
@@ -41,7 +41,7 @@ def check_verb_noun(tool: ToolDef, config: LintConfig) -> Iterator[Hit]:
     if not words or " ".join(words) in GENERIC_NAMES or "_".join(words) in GENERIC_NAMES:
         return  # name-generic says it better
     # A verb first, or second after one namespace word (`github_create_issue`, `browser_navigate`).
-    verb_at = next((i for i, w in enumerate(words[:2]) if w in VERBS), None)
+    verb_at = verb_position(words)
     if verb_at is None:
         yield Hit(tool, tool.name_pointer, f"name {name!r} does not start with a verb; the model cannot tell "
                   "what the tool does to what", f"Name the action and the thing, e.g. 'get_{'_'.join(words)}'.")

@@ -11,13 +11,14 @@ from __future__ import annotations
 
 import math
 import re
-from collections import defaultdict
+from collections import Counter, defaultdict
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Final
 
 from ..model import ToolDef
-from ..text import GENERIC_NAMES, STOPWORDS, VERBS, canonical, cjk_chars, name_words, stem, text_words
+from ..text import GENERIC_NAMES, STOPWORDS, canonical, content_words, name_words, stem, verb_position
 from .effects import is_write
 
 #: Read actions (after `canonical`): two of them on one object do one job (`list_invoices`, `get_invoices`).
@@ -58,6 +59,7 @@ def actions_compatible(a: str | None, b: str | None) -> bool:
     return a is None or b is None or a == b or (a in READ_ACTIONS and b in READ_ACTIONS)
 
 
+@lru_cache(maxsize=1 << 14)
 def how_many(text: str) -> tuple[frozenset[str], frozenset[str]]:
     """The numbers a description gives and what it says about how many (one, all, many, a specific one)."""
     low = text.lower()
@@ -65,10 +67,6 @@ def how_many(text: str) -> tuple[frozenset[str], frozenset[str]]:
     said = {("many" if w in ("a", "an") and nxt in _COLLECTIONS else _COUNT_WORDS[w])
             for w, nxt in zip(words, [*words[1:], ""], strict=True) if w in _COUNT_WORDS}
     return frozenset(_NUMBER.findall(low)), frozenset(said)
-
-
-def _first_order(tokens: Sequence[str]) -> tuple[str, ...]:
-    return tuple(dict.fromkeys(tokens))
 
 
 def said_apart(a: ToolDef, b: ToolDef) -> bool:
@@ -79,9 +77,15 @@ def said_apart(a: ToolDef, b: ToolDef) -> bool:
 
 def one_vs_many(a_raw: Sequence[str], b_raw: Sequence[str]) -> bool:
     """`get_advisory` beside `list_advisories`: the names already say one against many."""
-    a_obj = [w for w in a_raw if canonical(w) not in READ_ACTIONS]
-    b_obj = [w for w in b_raw if canonical(w) not in READ_ACTIONS]
-    return len(a_obj) == len(b_obj) and a_obj != b_obj and [stem(w) for w in a_obj] == [stem(w) for w in b_obj]
+    (a_obj, a_stems), (b_obj, b_stems) = _object_words(tuple(a_raw)), _object_words(tuple(b_raw))
+    return len(a_obj) == len(b_obj) and a_obj != b_obj and a_stems == b_stems
+
+
+@lru_cache(maxsize=1 << 14)
+def _object_words(raw: tuple[str, ...]) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """A name's words other than read actions, as written and stemmed (one name meets many others)."""
+    obj = tuple(w for w in raw if canonical(w) not in READ_ACTIONS)
+    return obj, tuple(map(stem, obj))
 
 
 def base_name(name: str) -> str:
@@ -89,14 +93,18 @@ def base_name(name: str) -> str:
     return _VERSION_TAIL.sub("", name) or name
 
 
-def _name_profile(name: str) -> tuple[str | None, frozenset[str], tuple[str, ...]]:
+NameProfile = tuple[str | None, frozenset[str], tuple[str, ...]]
+
+
+def name_profile(name: str) -> NameProfile:
     """(canonical action word or None, the other canonical name words, the raw words)."""
     words = name_words(base_name(name))
-    at = next((i for i, w in enumerate(words[:2]) if w in VERBS), None)
+    at = verb_position(words)
     verb = canonical(words[at]) if at is not None else None
-    return verb, frozenset(canonical(w) for i, w in enumerate(words) if i != at), tuple(words)
+    return verb, frozenset(canonical(w) for i, w in enumerate(words) if i != at), words
 
 
+@lru_cache(maxsize=1 << 16)
 def _word(w: str) -> str:
     """A description word as compared: every read action one word ("List"/"Get"/"Fetch" the same), any other
     word only without its plural (synonyms such as add/create stay apart: "Add URLs to" is not "Create")."""
@@ -104,62 +112,86 @@ def _word(w: str) -> str:
     return "get" if c in READ_ACTIONS or c == "return" else stem(w)
 
 
+class TfIdf:
+    """TF-IDF unit vectors of a toolset's documents (their words), each built the first time a pair needs it:
+    10,000 tools compare in a few thousand pairs, not all."""
+
+    def __init__(self, docs: Sequence[Sequence[str]]) -> None:
+        df: Counter[str] = Counter()
+        for d in docs:
+            df.update(set(d))
+        n = len(docs)
+        self._docs = docs
+        self._idf = {w: math.log((1 + n) / (1 + c)) + 1.0 for w, c in df.items()}
+        self._vectors: dict[int, dict[str, float]] = {}
+
+    def vector(self, i: int) -> dict[str, float]:
+        vec = self._vectors.get(i)
+        if vec is None:
+            tf: dict[str, int] = defaultdict(int)
+            for w in self._docs[i]:
+                tf[w] += 1
+            weights = {w: c * self._idf[w] for w, c in tf.items()}
+            norm = math.sqrt(sum(v * v for v in weights.values())) or 1.0
+            vec = self._vectors[i] = {w: v / norm for w, v in weights.items()}
+        return vec
+
+    def cosine(self, i: int, j: int) -> float:
+        a, b = self.vector(i), self.vector(j)
+        small, big = (a, b) if len(a) <= len(b) else (b, a)
+        return sum([v * big.get(w, 0.0) for w, v in small.items()])
+
+
 class Descriptions:
-    """TF-IDF unit vectors of the toolset's descriptions (canonical content words)."""
+    """The toolset's descriptions as compared: canonical content words, their set, and TF-IDF vectors."""
 
     def __init__(self, tools: Sequence[ToolDef]) -> None:
-        docs = [[_word(w) for w in text_words(t.description_text) if w not in STOPWORDS and len(w) > 1]
-                for t in tools]
-        df: dict[str, int] = defaultdict(int)
-        for d in docs:
-            for w in set(d):
-                df[w] += 1
-        self.df = df
-        self.tokens = docs
-        self.vectors = [self._vector(d, len(docs)) for d in docs]
+        self.tokens = [[_word(w) for w in content_words(t.description_words)] for t in tools]
+        self.sets = [frozenset(d) for d in self.tokens]
+        self.tfidf = TfIdf(self.tokens)
+        self._orders: dict[int, tuple[str, ...]] = {}
 
-    def _vector(self, doc: list[str], n: int) -> dict[str, float]:
-        tf: dict[str, int] = defaultdict(int)
-        for w in doc:
-            tf[w] += 1
-        weights = {w: c * (math.log((1 + n) / (1 + self.df[w])) + 1.0) for w, c in tf.items()}
-        norm = math.sqrt(sum(v * v for v in weights.values())) or 1.0
-        return {w: v / norm for w, v in weights.items()}
+    def first_order(self, i: int) -> tuple[str, ...]:
+        """The description's distinct words in the order they first come."""
+        order = self._orders.get(i)
+        if order is None:
+            order = self._orders[i] = tuple(dict.fromkeys(self.tokens[i]))
+        return order
 
     def shared(self, i: int, j: int, n: int = 5) -> tuple[str, ...]:
         """The words both descriptions use, heaviest first (the generic read action left out)."""
-        a, b = self.vectors[i], self.vectors[j]
-        return tuple(sorted((w for w in a.keys() & b.keys() if w != "get"), key=lambda w: (-a[w] * b[w], w))[:n])
+        a, b = self.tfidf.vector(i), self.tfidf.vector(j)
+        return tuple(w for _, w in sorted((-a[w] * b[w], w) for w in a.keys() & b.keys() if w != "get")[:n])
 
     def cosine(self, i: int, j: int) -> float:
-        a, b = self.vectors[i], self.vectors[j]
-        small, big = (a, b) if len(a) <= len(b) else (b, a)
-        return sum(v * big.get(w, 0.0) for w, v in small.items())
+        return self.tfidf.cosine(i, j)
 
 
 def candidate_pairs(desc: Descriptions) -> Iterator[tuple[int, int]]:
     """Every pair whose descriptions use the same set of words (the only pairs the description pass can
     report), found by hashing each set once: linear in the tools plus the pairs themselves."""
     buckets: dict[frozenset[str], list[int]] = defaultdict(list)
-    for i, tokens in enumerate(desc.tokens):
-        if len(set(tokens)) >= _MIN_TOKENS:
-            buckets[frozenset(tokens)].append(i)
+    for i, words in enumerate(desc.sets):
+        if len(words) >= _MIN_TOKENS:
+            buckets[words].append(i)
     for members in buckets.values():
         for x, i in enumerate(members):
             for j in members[x + 1:]:
                 yield i, j
 
 
-def description_pairs(tools: Sequence[ToolDef], desc: Descriptions) -> Iterator[Pair]:
+def description_pairs(tools: Sequence[ToolDef], desc: Descriptions,
+                      names: Sequence[NameProfile] | None = None) -> Iterator[Pair]:
     """Pairs whose descriptions use the same words, so only the names say what is different.
 
     Left out: CRUD siblings (different actions, not both reads), one-vs-many names, converse names (same
     words, other order), descriptions mostly in CJK or too short to compare, pairs whose descriptions
     carry the word their names differ by (`download_from_youtube`: "...a given youtube URL"), and pairs whose
     descriptions still say which is which: other numbers, another how-many, or the same words in another
-    order (hex to RGB against RGB to hex, drug names by X against X by drug name).
+    order (hex to RGB against RGB to hex, drug names by X against X by drug name). `names`: each tool's
+    `name_profile`, when the caller has them.
     """
-    names = [_name_profile(t.label) for t in tools]
+    names = names if names is not None else [name_profile(t.label) for t in tools]
     for i, j in candidate_pairs(desc):
         a, b = tools[i], tools[j]
         if a.label == b.label or not _comparable(desc, a, i) or not _comparable(desc, b, j):
@@ -175,7 +207,7 @@ def description_pairs(tools: Sequence[ToolDef], desc: Descriptions) -> Iterator[
 
 
 def _comparable(desc: Descriptions, tool: ToolDef, i: int) -> bool:
-    return len(set(desc.tokens[i])) >= _MIN_TOKENS and cjk_chars(tool.description_text) < len(desc.tokens[i])
+    return len(desc.sets[i]) >= _MIN_TOKENS and tool.description_cjk < len(desc.tokens[i])
 
 
 def _mentions(a: ToolDef, b: ToolDef) -> bool:
@@ -187,7 +219,7 @@ def _explain(desc: Descriptions, i: int, j: int, name_diff: frozenset[str], sim:
     one and not the other does (measured on the corpora: "a list of" against "the details of", "as HTML"
     against "as plain text"), and so does their order. Only stop words, repeats and the form of a read action
     may differ."""
-    if set(desc.tokens[i]) != set(desc.tokens[j]) or _first_order(desc.tokens[i]) != _first_order(desc.tokens[j]):
+    if desc.sets[i] != desc.sets[j] or desc.first_order(i) != desc.first_order(j):
         return None
     return Pair(i, j, desc.shared(i, j), tuple(sorted(name_diff)), sim)
 
@@ -197,7 +229,7 @@ def is_catch_all(tool: ToolDef, min_words: int) -> bool:
     `get_data`: "Gets data."): every word is a generic read or a generic object, so it reads like every
     other read tool of the toolset. `status` ("Get status.") names a thing and is not one."""
     words = name_words(tool.label.rsplit(".", 1)[-1])
-    content = [canonical(w) for w in text_words(tool.description_text) if w not in STOPWORDS]
+    content = [canonical(w) for w in tool.description_words if w not in STOPWORDS]
     if "_".join(words) not in GENERIC_NAMES or len(content) >= min_words:
         return False
     return all(canonical(w) in _NOTHING_WORDS for w in [*words, *content])

@@ -10,11 +10,17 @@ from typing import Any, Final
 
 from ..config import LintConfig
 from ..model import ToolDef
-from ..schema_walk import JSON_TYPES, Node, is_object, types_of
-from ..text import COUNT_WORDS, QUANTITY_WORDS, UNIT_SUFFIXES, UNIT_SYMBOLS, UNITS, name_words, text_words
+from ..schema_walk import JSON_TYPES, Node, is_object
+from ..text import COUNT_WORDS, QUANTITY_WORDS, UNIT_SUFFIXES, UNIT_SYMBOLS, UNITS, folded, name_words, text_words
 from .base import Hit, Rule
 
-_TYPED_BY: Final = ("type", "enum", "const", "anyOf", "oneOf", "allOf", "$ref", "not")
+# The phrase patterns are written in lower case and matched against folded text (`text.folded`).
+_SAYS_DEFAULT: Final = re.compile(r"\bdefault")
+_SAYS_OPTIONAL: Final = re.compile(r"\boptional\b")
+_SAYS_ANY: Final = re.compile(r"\bany\b")
+_TYPED_BY: Final = frozenset({"type", "enum", "const", "anyOf", "oneOf", "allOf", "$ref", "not"})
+_CLOSED_BY: Final = frozenset({"enum", "const", "anyOf", "oneOf", "format", "pattern"})  # a set, not prose
+_BOUNDED_BY: Final = frozenset({"maxLength", "enum", "const", "pattern", "format"})
 _STANDARD: Final = {"dict": "object", "hashmap": "object", "map": "object", "float": "number", "double": "number",
                     "long": "integer", "int": "integer", "tuple": "array", "arraylist": "array", "list": "array",
                     "bool": "boolean", "char": "string", "str": "string"}
@@ -45,7 +51,7 @@ def _has_unit(words: list[str], text: str) -> bool:
 
 def check_quantity_unit(tool: ToolDef, config: LintConfig) -> Iterator[Hit]:
     for node in _params(tool):
-        if not types_of(node.schema) & {"number", "integer", "float", "double", "long"}:
+        if not node.types & {"number", "integer", "float", "double", "long"}:
             continue
         assert node.name is not None
         words = name_words(node.name)
@@ -54,13 +60,13 @@ def check_quantity_unit(tool: ToolDef, config: LintConfig) -> Iterator[Hit]:
         if node.name.lower().endswith(UNIT_SUFFIXES):
             continue
         desc = _desc(node)
-        dwords = text_words(desc)
-        if _has_unit(words + dwords, desc) or _COUNTED.search(desc):
+        low = folded(desc)
+        if _has_unit([*words, *text_words(desc)], desc) or _COUNTED.search(low):
             continue
-        if "temperature" in words and re.search(r"sampl|random|creativ|model", desc, re.IGNORECASE):
+        if "temperature" in words and _SAMPLING.search(low):
             continue
-        if _UNITLESS.search(desc) or (_GEOMETRY.search(f"{tool.label} {tool.description_text}")
-                                      and not _PHYSICAL.search(tool.description_text)):
+        if _UNITLESS.search(low) or (_GEOMETRY.search(folded(f"{tool.label} {tool.description_text}"))
+                                     and not _PHYSICAL.search(tool.description_folded)):
             continue  # a multiplier or ratio, or pure geometry (any consistent unit works)
         yield Hit(tool, node.pointer, f"numeric parameter {node.name!r} is a quantity with no unit in its name "
                   "or description; the model will guess one",
@@ -69,33 +75,32 @@ def check_quantity_unit(tool: ToolDef, config: LintConfig) -> Iterator[Hit]:
 
 
 _UNITLESS: Final = re.compile(r"\b(multiplier|factor|times|scale|relative|normali[sz]ed|fraction|"
-                             r"half speed|double speed)\b", re.IGNORECASE)
+                             r"half speed|double speed)\b")
 _GEOMETRY: Final = re.compile(r"\b(geometry|geometric|triangle|rectangle|circle|polygon|square|trapezoid|"
-                              r"parallelogram|cone|cylinder|sphere|cube|prism|pyramid|perimeter|hypotenuse)",
-                              re.IGNORECASE)
+                              r"parallelogram|cone|cylinder|sphere|cube|prism|pyramid|perimeter|hypotenuse)")
 _PHYSICAL: Final = re.compile(r"\b(mass|density|weight|force|pressure|energy|velocity|speed|time|price|cost|"
-                              r"temperature)\b", re.IGNORECASE)
-_COUNTED: Final = re.compile(r"\b(the number of|number of|how many|count of|maximum number|max number)\b",
-                            re.IGNORECASE)
+                              r"temperature)\b")
+_COUNTED: Final = re.compile(r"\b(the number of|number of|how many|count of|maximum number|max number)\b")
+_SAMPLING: Final = re.compile(r"sampl|random|creativ|model")  # a model's sampling temperature
 # Words that announce a closed set. Quoted values after "e.g."/"such as" are examples, not a set.
 _PROSE_SET: Final = re.compile(
     r"\b(one of(?! the\b| a\b| an\b| its\b| their\b| these\b| those\b| two\b| several\b| many\b| our\b| your\b)|"
     r"possible values|allowed values|valid values|supported values|accepted values|options are|"
     r"options:|values are|choose from|either '|either \")",
-    re.IGNORECASE,
 )
-_EXAMPLES: Final = re.compile(r"e\.g\.|\beg\.|\b(such as|for example|for instance|like|etc)\b", re.IGNORECASE)
+_EXAMPLES: Final = re.compile(r"e\.g\.|\beg\.|\b(such as|for example|for instance|like|etc)\b")
 
 
 def check_enum_in_prose(tool: ToolDef, config: LintConfig) -> Iterator[Hit]:
     for node in _params(tool):
         s = node.schema
-        if any(k in s for k in ("enum", "const", "anyOf", "oneOf", "format", "pattern")):
+        if not _CLOSED_BY.isdisjoint(s):
             continue
-        if types_of(s) - {"string", "String"} or not types_of(s):
+        if node.types - {"string", "String"} or not node.types:
             continue
         desc = _desc(node)
-        if _PROSE_SET.search(desc) and not _EXAMPLES.search(desc):
+        low = folded(desc)
+        if _PROSE_SET.search(low) and not _EXAMPLES.search(low):
             yield Hit(tool, node.pointer, f"parameter {node.name!r} lists its allowed values in prose "
                       f"({desc.strip()[:80]!r}) instead of an enum", "Move the values into an `enum`.")
 
@@ -105,23 +110,22 @@ _DATE_WORDS: Final = frozenset({"date", "datetime", "timestamp", "time", "dob", 
 _NOT_DATE: Final = frozenset({"zone", "timezone", "tz", "format", "unit", "units", "range", "period", "frame",
                               "window", "type", "series", "out", "timeout", "times", "of", "slot", "slots", "span",
                               "spent", "limit", "field", "column", "key", "granularity", "mode", "interval"})
-_PROSE_FORMAT: Final = re.compile(r"yyyy|iso[ -]?8601|rfc ?3339|hh:mm|\bformat\b", re.IGNORECASE)
-_DATE_DESC: Final = re.compile(r"\b(date|datetime|timestamp|iso[ -]?8601|yyyy|rfc ?3339)\b", re.IGNORECASE)
+_PROSE_FORMAT: Final = re.compile(r"yyyy|iso[ -]?8601|rfc ?3339|hh:mm|\bformat\b")
+_DATE_DESC: Final = re.compile(r"\b(date|datetime|timestamp|iso[ -]?8601|yyyy|rfc ?3339)\b")
 
 
 def check_date_format(tool: ToolDef, config: LintConfig) -> Iterator[Hit]:
     for node in _params(tool):
         s = node.schema
-        kinds = types_of(s)
-        if kinds - {"string", "String"} or "format" in s or "pattern" in s or "enum" in s or "const" in s:
+        if node.types - {"string", "String"} or "format" in s or "pattern" in s or "enum" in s or "const" in s:
             continue
         assert node.name is not None
         words = set(name_words(node.name))
         if words & _NOT_DATE:
             continue
         bounds = words & {"start", "end", "from", "to", "begin", "after", "before"}
-        if words & _DATE_WORDS or (bounds and _DATE_DESC.search(_desc(node))):
-            if _PROSE_FORMAT.search(_desc(node)):
+        if words & _DATE_WORDS or (bounds and _DATE_DESC.search(folded(_desc(node)))):
+            if _PROSE_FORMAT.search(folded(_desc(node))):
                 why = "its format is stated only in prose, so nothing checks it"
             else:
                 why = "the model will invent one ('Thursday', '10/23')"
@@ -133,8 +137,7 @@ def check_default_schema_only(tool: ToolDef, config: LintConfig) -> Iterator[Hit
     for node in _params(tool):
         if "default" not in node.schema:
             continue
-        desc = _desc(node)
-        if re.search(r"\bdefault", desc, re.IGNORECASE):
+        if _SAYS_DEFAULT.search(folded(_desc(node))):
             continue
         try:
             value = json.dumps(node.schema["default"], ensure_ascii=False, default=str)[:40]
@@ -222,7 +225,7 @@ def check_required_missing(tool: ToolDef, config: LintConfig) -> Iterator[Hit]:
     if not props or "required" in schema:
         return
     mandatory = [n for n, p in props.items() if isinstance(p, dict) and "default" not in p
-                 and not re.search(r"\boptional\b", str(p.get("description", "")), re.IGNORECASE)]
+                 and not _SAYS_OPTIONAL.search(folded(str(p.get("description", ""))))]
     if mandatory:
         yield Hit(tool, tool.schema_pointer, f"no `required` list: every parameter is optional, so the model may "
                   f"omit {mandatory[0]!r} and the handler must guess", "List the parameters the tool cannot "
@@ -245,7 +248,7 @@ def check_open_object(tool: ToolDef, config: LintConfig) -> Iterator[Hit]:
 
 def check_untyped(tool: ToolDef, config: LintConfig) -> Iterator[Hit]:
     for node in _params(tool):
-        if not any(k in node.schema for k in _TYPED_BY) and not re.search(r"\bany\b", _desc(node), re.IGNORECASE):
+        if _TYPED_BY.isdisjoint(node.schema) and not _SAYS_ANY.search(folded(_desc(node))):
             yield Hit(tool, node.pointer, f"parameter {node.name!r} has no type", "Give it a JSON Schema type.")
 
 
@@ -289,7 +292,7 @@ _FREE_TEXT: Final = frozenset({"query", "text", "content", "body", "message", "p
 def check_unbounded_text(tool: ToolDef, config: LintConfig) -> Iterator[Hit]:
     for node in _params(tool):
         s = node.schema
-        if types_of(s) != {"string"} or any(k in s for k in ("maxLength", "enum", "const", "pattern", "format")):
+        if node.types != {"string"} or not _BOUNDED_BY.isdisjoint(s):
             continue
         assert node.name is not None
         if set(name_words(node.name)) & _FREE_TEXT:
@@ -308,7 +311,7 @@ def _has_examples(value: Any, depth: int = 0) -> bool:
 
 #: Words that introduce an example, in the tool's or any parameter's description. No `\b` after "e.g.": a
 #: boundary between "." and the space that follows it does not exist, so "e.g. 2500" never matched.
-_EXAMPLE_WORDS: Final = re.compile(r"\b(?:examples?\b|e\.g\.|for instance\b|such as\b)", re.IGNORECASE)
+_EXAMPLE_WORDS: Final = re.compile(r"\b(?:examples?\b|e\.g\.|for instance\b|such as\b)")
 
 
 def check_no_examples(tool: ToolDef, config: LintConfig) -> Iterator[Hit]:
@@ -317,8 +320,9 @@ def check_no_examples(tool: ToolDef, config: LintConfig) -> Iterator[Hit]:
     if not tool.properties or tool.examples or any(
             n.schema.get("examples") or n.schema.get("example") for n in tool.nodes) or _has_examples(tool.raw, 1):
         return
+    # One search over every description joined by newlines: no example phrase spans a newline.
     texts = [tool.description_text, *(str(n.schema.get("description") or "") for n in tool.nodes)]
-    if any(_EXAMPLE_WORDS.search(text) for text in texts):
+    if _EXAMPLE_WORDS.search(folded("\n".join(texts))):
         return
     yield Hit(tool, tool.schema_pointer, "no example arguments anywhere (tool, schema or description)",
               "Add one or two realistic example calls (`examples`) or 'e.g.' values in parameter descriptions.")
@@ -374,8 +378,27 @@ def _header_problem(node: dict[str, Any], reachable: bool, seen: dict[str, str],
     return None
 
 
+def _has_header(schema: Any) -> bool:
+    """Whether any object in the schema carries `x-mcp-header`: one lean pass (no pointers), so the many
+    schemas without one skip the full walk. Each node once, like the walk."""
+    visited: set[int] = set()
+    stack = [schema]
+    while stack:
+        node = stack.pop()
+        if not isinstance(node, (dict, list)) or id(node) in visited:
+            continue
+        visited.add(id(node))
+        if isinstance(node, list):
+            stack.extend(node)
+        elif "x-mcp-header" in node:
+            return True
+        else:
+            stack.extend(node.values())
+    return False
+
+
 def check_mcp_header(tool: ToolDef, config: LintConfig) -> Iterator[Hit]:
-    if tool.schema_synthesized or not isinstance(tool.input_schema, dict):
+    if tool.schema_synthesized or not isinstance(tool.input_schema, dict) or not _has_header(tool.input_schema):
         return
     for pointer, problem in _header_problems(tool.input_schema, tool.schema_pointer):
         yield Hit(tool, pointer, f"{problem}: clients of MCP 2026-07-28 drop the whole tool from tools/list",

@@ -6,15 +6,16 @@ from __future__ import annotations
 import math
 from collections import Counter, defaultdict
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Final
 
 from ..config import LintConfig
-from ..model import ToolDef
-from ..text import STOPWORDS, VERBS, canonical, name_words, stem, text_words
+from ..model import ToolDef, ToolGroup
+from ..text import canonical, content_words, name_words, stem, text_words, verb_position
 from .base import Hit, Rule
 from .overlap import (
     Descriptions,
+    TfIdf,
     actions_compatible,
     base_name,
     clusters,
@@ -29,60 +30,38 @@ _PLURAL_DESC: Final = 0.9  # singular/plural twins must read nearly alike to be 
 
 @dataclass(frozen=True, slots=True)
 class _Profile:
+    index: int  # the tool's position in its toolset
     name: str
     order: tuple[str, ...]  # the canonical name words in order (celsius_to_fahrenheit is not the reverse)
     raw: tuple[str, ...]  # the name words as written (getComment vs getComments differ here only)
     obj_raw: tuple[str, ...]  # ...without the action word
     verb: str | None  # the canonical action word of the name, if it has one
     name_set: frozenset[str]  # the other canonical name words (the object, any namespace)
-    tokens: tuple[str, ...]  # canonical description words
     text: str
 
 
-@dataclass(frozen=True, slots=True)
-class _Corpus:
-    """Document frequencies of description words; TF-IDF vectors are built only for compared pairs."""
-
-    n: int
-    df: Counter[str]
-    cache: dict[int, dict[str, float]] = field(default_factory=dict)
-
-    def vector(self, p: _Profile) -> dict[str, float]:
-        hit = self.cache.get(id(p))
-        if hit is not None:
-            return hit
-        tf = Counter(p.tokens)
-        weights = {w: c * (math.log((1 + self.n) / (1 + self.df[w])) + 1.0) for w, c in tf.items()}
-        norm = math.sqrt(sum(v * v for v in weights.values())) or 1.0
-        vec = self.cache[id(p)] = {w: v / norm for w, v in weights.items()}
-        return vec
-
-
-def _profiles(tools: Sequence[ToolDef]) -> tuple[list[_Profile], _Corpus]:
-    docs = [tuple(canonical(w) for w in text_words(t.description_text) if w not in STOPWORDS and len(w) > 1)
-            for t in tools]
-    df: Counter[str] = Counter()
-    for d in docs:
-        df.update(set(d))
+def _profiles(tools: Sequence[ToolDef]) -> tuple[list[_Profile], TfIdf]:
+    """Each tool's name taken apart, and the TF-IDF vectors of the canonical words of the descriptions."""
     out = []
-    for tool, doc in zip(tools, docs, strict=True):
+    for index, tool in enumerate(tools):
         name = tool.label
         words = name_words(base_name(name))
-        verb_at = next((i for i, w in enumerate(words[:2]) if w in VERBS), None)
+        verb_at = verb_position(words)
+        obj_raw = words if verb_at is None else words[:verb_at] + words[verb_at + 1:]
         out.append(_Profile(
+            index=index,
             name=name,
-            order=tuple(canonical(w) for w in words),
-            raw=tuple(words),
-            obj_raw=tuple(w for i, w in enumerate(words) if i != verb_at),
+            order=tuple(map(canonical, words)),
+            raw=words,
+            obj_raw=obj_raw,
             verb=canonical(words[verb_at]) if verb_at is not None else None,
-            name_set=frozenset(canonical(w) for i, w in enumerate(words) if i != verb_at),
-            tokens=doc,
+            name_set=frozenset(map(canonical, obj_raw)),
             text=tool.description_text,
         ))
-    return out, _Corpus(len(docs), df)
+    return out, TfIdf([tuple(map(canonical, content_words(t.description_words))) for t in tools])
 
 
-def similarity(a: _Profile, b: _Profile, corpus: _Corpus) -> tuple[float, float]:
+def similarity(a: _Profile, b: _Profile, corpus: TfIdf) -> tuple[float, float]:
     """(name similarity, description cosine). Names with different actions (get vs delete) score 0: CRUD
     siblings are not look-alikes; a name without an action matches one with an action only on the same object
     words. Otherwise the Jaccard of the remaining canonical words; a name with a direction word (by, to, from)
@@ -96,10 +75,7 @@ def similarity(a: _Profile, b: _Profile, corpus: _Corpus) -> tuple[float, float]
         name_sim = min(name_sim, 0.5)
     if name_sim == 0.0:
         return 0.0, 0.0
-    va, vb = corpus.vector(a), corpus.vector(b)
-    small, big = (va, vb) if len(va) <= len(vb) else (vb, va)
-    desc_sim = sum(v * big.get(w, 0.0) for w, v in small.items())
-    return name_sim, desc_sim
+    return name_sim, corpus.cosine(a.index, b.index)
 
 
 def _converse(a: tuple[str, ...], b: tuple[str, ...]) -> bool:
@@ -156,12 +132,12 @@ def _mentions(text: str, name: str) -> bool:
     return len(name) > 2 and name in text
 
 
-def _name_pairs(tools: Sequence[ToolDef], config: LintConfig) -> Iterator[tuple[int, int, float, float]]:
+def _name_pairs(tools: Sequence[ToolDef], profiles: list[_Profile], corpus: TfIdf,
+                config: LintConfig) -> Iterator[tuple[int, int, float, float]]:
     """Same action (or none) on the same object words, and descriptions that do not tell them apart: they
     overlap (cosine at or above the threshold) or one is too short to say anything."""
     t_name, t_desc = config.threshold("lookalike-name"), config.threshold("lookalike-description")
     min_words = int(config.threshold("min-description-words"))
-    profiles, corpus = _profiles(tools)
     for i, j in _candidates(profiles, t_name):
         a, b = profiles[i], profiles[j]
         if a.name == b.name:
@@ -172,7 +148,7 @@ def _name_pairs(tools: Sequence[ToolDef], config: LintConfig) -> Iterator[tuple[
         if one_vs_many(a.obj_raw, b.obj_raw) and (desc_sim < _PLURAL_DESC or said_apart(tools[i], tools[j])
                                                   or _forms(a, b.obj_raw) != _forms(b, a.obj_raw)):
             continue  # one vs many (getComment, getComments; Categories, Get Category) and the descriptions say which
-        vague = a.verb == b.verb and min(len(text_words(a.text)), len(text_words(b.text))) < min_words
+        vague = a.verb == b.verb and min(len(tools[i].description_words), len(tools[j].description_words)) < min_words
         if desc_sim < t_desc and not vague:
             continue  # the descriptions tell them apart (getStory: one by id; getStories: many by type)
         if _mentions(a.text, b.name) or _mentions(b.text, a.name):
@@ -182,28 +158,35 @@ def _name_pairs(tools: Sequence[ToolDef], config: LintConfig) -> Iterator[tuple[
 
 def lookalike_pairs(tools: Sequence[ToolDef], config: LintConfig) -> list[tuple[int, int, str, str]]:
     """Every look-alike pair of one toolset, by name (then description) or by description alone, each with
-    the message's reason and what would tell the two apart. A pair found by both is reported once."""
+    the message's reason and what would tell the two apart. A pair found by both is reported once. Found
+    once per toolset and run: TP402 reports the pairs, TP405 joins them."""
+    return ToolGroup.of(tools).derived("lookalike-pairs", config, lambda: _lookalike_pairs(tools, config))
+
+
+def _lookalike_pairs(tools: Sequence[ToolDef], config: LintConfig) -> list[tuple[int, int, str, str]]:
     out: dict[tuple[int, int], tuple[int, int, str, str]] = {}
+    profiles, corpus = _profiles(tools)
     desc = Descriptions(tools)
-    for i, j, name_sim, desc_sim in _name_pairs(tools, config):
+    for i, j, name_sim, desc_sim in _name_pairs(tools, profiles, corpus, config):
         words = ", ".join(desc.shared(i, j)) or "no word in common"
         out[(i, j)] = (i, j, f"name similarity {name_sim:.2f}, description similarity {desc_sim:.2f}; both say: "
                        f"{words}", "say in each description when to use it")
-    for p in description_pairs(tools, desc):
+    for p in description_pairs(tools, desc, [(pr.verb, pr.name_set, pr.raw) for pr in profiles]):
         key = (min(p.i, p.j), max(p.i, p.j))
         if key not in out:
             apart = (f"only their names differ ({', '.join(p.apart)})" if p.apart else
                      "their names differ only in the action word")
             out[key] = (*key, f"description similarity {p.similarity:.2f}; both say: {', '.join(p.shared)}; "
                         f"{apart}", "say in each description what it does that the other does not")
-    for i, j, cosine in embedding_pairs(tools, config):
+    for i, j, cosine in embedding_pairs(tools, config, profiles):
         if (i, j) not in out:
             out[(i, j)] = (i, j, f"descriptions alike in meaning (cosine {cosine:.2f}) under other names",
                            "say in each description what it does that the other does not")
     return [out[k] for k in sorted(out)]
 
 
-def embedding_pairs(tools: Sequence[ToolDef], config: LintConfig) -> Iterator[tuple[int, int, float]]:
+def embedding_pairs(tools: Sequence[ToolDef], config: LintConfig,
+                    profiles: list[_Profile] | None = None) -> Iterator[tuple[int, int, float]]:
     """Pairs whose descriptions mean the same by the static embedding model, whatever their names (the
     `lookalike-embedding` threshold; off at 0). The lexical passes' exclusions hold: CRUD siblings, one vs
     many, descriptions that name the other tool or give other numbers or another how-many."""
@@ -211,12 +194,12 @@ def embedding_pairs(tools: Sequence[ToolDef], config: LintConfig) -> Iterator[tu
     if config.encoder is None or threshold <= 0 or len(tools) < 2:
         return
     min_words = int(config.threshold("min-description-words"))
-    usable = [i for i, t in enumerate(tools) if len(text_words(t.description_text)) >= min_words]
+    usable = [i for i, t in enumerate(tools) if len(t.description_words) >= min_words]
     if len(usable) < 2:
         return
     vectors = config.encoder.encode([tools[i].description_text for i in usable])
     sims = vectors @ vectors.T
-    profiles, _ = _profiles(tools)
+    profiles = profiles if profiles is not None else _profiles(tools)[0]
     for x, i in enumerate(usable):
         for y in range(x + 1, len(usable)):
             j = usable[y]
