@@ -515,7 +515,8 @@ class Views:
         is said, never shown as closed breakers."""
         assert self.shared_state is not None and self.shared_state.backend is not None
         backend = self.shared_state.backend
-        names = sorted({t.upstream or t.name for t in self.tools.values()} | seen)[:PAGE]
+        named = {t.name: t.upstream or t.name for t in self.tools.values()}
+        names = sorted(set(named.values()) | {named.get(tool, tool) for tool in seen})[:PAGE]
         config = BreakerConfig()  # its recovery window tells open from half-open; the runner's default
         rows, away = [], ""
         for name in names:
