@@ -5,41 +5,17 @@ answer is said, never shown as closed breakers."""
 from __future__ import annotations
 
 import re
-import uuid
-from collections.abc import Iterator
 
-import psycopg
 import pytest
-import redis
 from starlette.testclient import TestClient
 
 import toolproof
 from tests.cli._run import toolproof_cli
 from tests.inbox.conftest import free_port
-from tests.pg_support import postgres_server
 from toolproof.fleet import open_shared_state
 from toolproof.inbox import create_app
 from toolproof.orchestration.breaker import BreakerConfig
 from toolproof.stores import MemoryStore
-
-REDIS_URL = "redis://127.0.0.1:6379/0"
-
-
-@pytest.fixture(params=["redis", "postgresql"])
-def shared_url(request: pytest.FixtureRequest) -> Iterator[str]:
-    name = f"inbox_{uuid.uuid4().hex[:12]}"
-    if request.param == "redis":
-        yield f"{REDIS_URL}?prefix={name}"
-        client = redis.Redis.from_url(REDIS_URL)
-        keys = list(client.scan_iter(f"{name}:*"))
-        if keys:
-            client.delete(*keys)
-        client.close()
-        return
-    with postgres_server() as dsn:
-        yield f"{dsn}?schema={name}"
-        with psycopg.connect(dsn, autocommit=True) as conn:
-            conn.execute(f'DROP SCHEMA IF EXISTS "{name}" CASCADE')
 
 
 def desk() -> toolproof.Toolset:

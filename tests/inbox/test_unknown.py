@@ -9,40 +9,23 @@ from __future__ import annotations
 import html
 import re
 import time
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 from starlette.testclient import TestClient
 
 from tests.inbox.test_security import csrf_of, sign_in
-from tests.pg_support import drop_schema, postgres_server, unique_schema, with_schema
 from tests.pipeline.test_verify import ORDER, Shop, toolset
 from toolproof import CallContext, Runner, Toolset
 from toolproof.inbox import create_app
 from toolproof.inbox.app import PAGE
-from toolproof.stores import MemoryStore, Store, open_store
+from toolproof.stores import MemoryStore, Store
 from toolproof.stores.intent import Intent
 
 
-@pytest.fixture(params=["memory", "sqlite", "postgres"])
-def store(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Store]:
-    if request.param == "memory":
-        yield MemoryStore()
-        return
-    if request.param == "sqlite":
-        db = open_store(f"sqlite:///{tmp_path / 'journal.sqlite3'}")
-        yield db
-        db.close()
-        return
-    with postgres_server() as dsn:
-        schema = unique_schema("tp_unknown")
-        db = open_store(with_schema(dsn, schema))
-        try:
-            yield db
-        finally:
-            db.close()
-            drop_schema(dsn, schema)
+@pytest.fixture
+def store(any_store: Store) -> Store:
+    return any_store
 
 
 def client(store: Store, tools: Toolset | None = None) -> TestClient:
