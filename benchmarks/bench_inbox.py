@@ -1,8 +1,11 @@
-"""What the operator's console costs at scale: each page's server time (p50, p95) over a SQLite store of
-100,000 audit records, against the same page over 1,000 records in the same run (the ratio shows whether a page
-grows with the store), served by a real `toolproof ui` and fetched over HTTP.
+"""What the operator's console costs at scale: each page's server time (p50, p95) over a store of 100,000 audit
+records, against the same page over 1,000 records in the same run (the ratio shows whether a page grows with the
+store), served by a real `toolproof ui` and fetched over HTTP.
 
-    python benchmarks/bench_inbox.py [--quick]
+    python -m benchmarks.bench_inbox [--quick] [--postgres]
+
+A SQLite file by default; `--postgres` fills a schema of its own on the PostgreSQL server the tests use
+($TOOLPROOF_TEST_POSTGRES_DSN, else the local one), dropped afterwards.
 
 Both stores are filled the way agents fill them (tests/inbox/_fill.py: eight tools, failures, gated calls,
 267 waiting approvals, alike stops). The p95 target is 300 ms at 100,000 records.
@@ -16,6 +19,8 @@ import statistics
 import sys
 import tempfile
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -23,6 +28,7 @@ import httpx
 
 from tests.inbox._fill import fill
 from tests.inbox.conftest import serve
+from tests.pg_support import drop_schema, postgres_server, unique_schema, with_schema
 
 
 def _pages(call_id: str, key: str) -> dict[str, str]:
@@ -57,30 +63,50 @@ def _p95(xs: list[float]) -> float:
     return statistics.quantiles(xs, n=20)[-1] if len(xs) >= 2 else xs[0]
 
 
-def run(quick: bool = False) -> list[dict[str, Any]]:
+@contextmanager
+def _store_url(kind: str, records: int, tmp: str) -> Iterator[str]:
+    """A new, empty store: a SQLite file in `tmp`, or a PostgreSQL schema dropped afterwards."""
+    if kind == "sqlite":
+        yield f"sqlite:///{Path(tmp, f's{records}.sqlite3')}"
+        return
+    with postgres_server() as dsn:
+        schema = unique_schema(f"tp_bench_inbox_{records}")
+        try:
+            yield with_schema(dsn, schema)
+        finally:
+            drop_schema(dsn, schema)
+
+
+def run(quick: bool = False, store: str = "sqlite") -> list[dict[str, Any]]:
     n = 8 if quick else 40
     rows: list[dict[str, Any]] = []
     with tempfile.TemporaryDirectory() as tmp:
         measured = {}
         for records in (1_000, 100_000):
-            filled = fill(f"sqlite:///{Path(tmp, f's{records}.sqlite3')}", records)
-            key = f"tp1_{2:064x}"  # record 2 is a write (place_order): its operation's trail
-            proc, base = serve(filled.url)
-            try:
-                measured[records] = _times(base, _pages(filled.call_ids[3], key), n)
-            finally:
-                proc.terminate()
-                proc.wait(timeout=10)
+            with _store_url(store, records, tmp) as url:
+                measured[records] = _measured(url, records, n)
         for name, big in measured[100_000].items():
             small = measured[1_000][name]
-            rows.append({"benchmark": "inbox", "case": f"{name} at 100,000 records", "value": _p95(big),
+            rows.append({"benchmark": "inbox", "case": f"{name} at 100,000 records ({store})", "value": _p95(big),
                          "unit": "ms p95", "baseline": f"1,000 records: {_p95(small):.1f} ms",
                          "ratio": _p95(big) / _p95(small),
                          "note": f"p50 {statistics.median(big):.1f} ms, {n} requests"})
     return rows
 
 
+def _measured(url: str, records: int, n: int) -> dict[str, list[float]]:
+    filled = fill(url, records)
+    key = f"tp1_{2:064x}"  # record 2 is a write (place_order): its operation's trail
+    proc, base = serve(filled.url)
+    try:
+        return _times(base, _pages(filled.call_ids[3], key), n)
+    finally:
+        proc.terminate()
+        proc.wait(timeout=10)
+
+
 if __name__ == "__main__":
     from benchmarks._harness import print_rows
 
-    print_rows("Operator's console at 100,000 audit records", run(quick="--quick" in sys.argv))
+    kind = "postgres" if "--postgres" in sys.argv else "sqlite"
+    print_rows(f"Operator's console at 100,000 audit records ({kind})", run(quick="--quick" in sys.argv, store=kind))

@@ -52,3 +52,20 @@ def test_bad_input_is_exit_2(tmp_path: Path) -> None:
                  ["verify", "--all"]):
         proc = toolproof_cli("journal", *args, "--store", url, env={"VERIFY_SHOP": str(tmp_path / "s.db")}, code=2)
         assert proc.stderr.startswith("error: ") and "Traceback" not in proc.stderr
+
+
+def test_list_says_which_unknown_entries_verify_can_ask(tmp_path: Path) -> None:
+    shop, journal = Shop(tmp_path / "shop.db"), tmp_path / "j.db"
+    done_key, lost_key = _unknowns(shop, journal)
+    url, env = f"sqlite:///{journal}", {"VERIFY_SHOP": str(shop.path)}
+    rows = json_lines(toolproof_cli("journal", "list", "--status", "unknown", "--toolset",
+                                    "tests.cli.verify_shop:tools", "--json", "--store", url, env=env).stdout)
+    assert {r["key"]: r["verify"] for r in rows} == {done_key: "available", lost_key: "available"}
+    table = toolproof_cli("journal", "list", "--toolset", "tests.cli.verify_shop:tools", "--store", url,
+                          env=env).stdout
+    assert "verify" in table.splitlines()[1] and table.count("available") == 2
+    plain = json_lines(toolproof_cli("journal", "list", "--json", "--store", url).stdout)
+    assert len(plain) == 2 and all("verify" not in r for r in plain)  # without --toolset: as before
+    other = json_lines(toolproof_cli("journal", "list", "--json", "--toolset", "tests.inbox._toolset:payments_desk",
+                                     "--store", url).stdout)
+    assert all(r["verify"] == "the toolset has no tool 'place_order'" for r in other)

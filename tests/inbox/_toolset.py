@@ -1,4 +1,4 @@
-"""The agents' toolset as `toolproof ui --tools tests.inbox._toolset:payments_desk` loads it."""
+"""The agents' toolset as `toolproof ui --toolset tests.inbox._toolset:payments_desk` loads it."""
 
 from __future__ import annotations
 

@@ -20,7 +20,9 @@ import httpx
 import pytest
 
 from tests._data import REPO_ROOT
+from tests.fleet.conftest import pg_dsn, pg_schema, redis_prefix, shared_url  # noqa: F401 (the dashboard's breakers)
 from tests.pg_support import drop_schema, postgres_server, unique_schema, with_schema
+from toolproof.stores import MemoryStore, Store, open_store
 
 CHROMIUM = "/usr/bin/chromium"
 # Screenshots go to a scratch folder (tests never write into the checkout); to refresh the ones docs/inbox.md
@@ -45,6 +47,27 @@ def store_url(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[str]:
         try:
             yield with_schema(dsn, schema)
         finally:
+            drop_schema(dsn, schema)
+
+
+@pytest.fixture(params=["memory", "sqlite", "postgres"])
+def any_store(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Store]:
+    """An empty store, opened in this process: in memory, a SQLite file, a PostgreSQL schema of its own."""
+    if request.param == "memory":
+        yield MemoryStore()
+        return
+    if request.param == "sqlite":
+        store = open_store(f"sqlite:///{tmp_path / 'tp.sqlite3'}?synchronous=OFF")
+        yield store
+        store.close()
+        return
+    with postgres_server() as dsn:
+        schema = unique_schema("tp_pages")
+        store = open_store(with_schema(dsn, schema))
+        try:
+            yield store
+        finally:
+            store.close()
             drop_schema(dsn, schema)
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import threading
+import time
 from http.server import BaseHTTPRequestHandler, HTTPServer
 from pathlib import Path
 from typing import Any
@@ -13,6 +14,9 @@ import toolproof
 from tests.approvals._tools import gated_wholesaler, payments
 from tests.conftest import TODAY
 from tests.inbox.conftest import SHOTS, free_port, serve
+from tests.pipeline.test_verify import ORDER as VERIFY_ORDER
+from tests.pipeline.test_verify import Shop as VerifyShop
+from tests.pipeline.test_verify import toolset as verify_toolset
 from toolproof.contract.errors import ToolTimeout
 from toolproof.examples.wholesaler import Shop
 
@@ -259,3 +263,41 @@ def test_a_change_right_after_load_is_shown_and_ticked_boxes_survive_it(inbox: s
         page.locator("[data-testid=pending] > tbody > tr", has_text=third).wait_for(timeout=15_000)
         page.close()
     shop.close()
+
+
+@pytest.mark.parametrize("store_url", ["sqlite"], indirect=True)
+def test_verify_an_unknown_outcome_in_the_browser(store_url: str, browser: Any, tmp_path: Path,
+                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+    """An order whose reply timed out (verify could not tell then) is verified from the page, by the inbox's
+    own copy of the toolset reading the shop's real SQLite file: settled as done, the resend replays it."""
+    shop = VerifyShop(tmp_path / "shop.db")
+    shop.after_s, shop.verify_raises = 0.3, True
+    monkeypatch.setenv("VERIFY_SHOP", str(shop.path))  # where the inbox's toolset finds the shop
+    proc, base = serve(store_url, "--toolset", "tests.cli.verify_shop:tools")
+    try:
+        with toolproof.Runner(verify_toolset(shop), store=store_url, lease_s=0.5) as runner:
+            lost = runner.call_sync("place_order", VERIFY_ORDER, context=BUYER)
+            assert lost.error is not None and lost.error.idempotency_key
+            key = lost.error.idempotency_key
+            time.sleep(0.6)  # the attempt has ended, and so has its lease
+            page = browser.new_page()
+            sign_in(page, base, "erin")
+            page.goto(base + "/stops")
+            row = page.locator("[data-testid=unknown] > tbody > tr", has_text=key)
+            assert row.locator("[data-testid=verify-available]").inner_text() == "verify available"
+            assert "last said: cannot tell" in row.locator("[data-testid=verify-said]").inner_text()
+            shot(page, "unknown", store_url)
+            page.click(f"button[aria-label='verify {key}']")
+            said = page.locator(".flash").inner_text()
+            assert f"{key}: verify said done (verify found the effect); settled as done" in said
+            assert page.locator("[data-testid=unknown-empty]").count() == 1
+            page.reload()
+            assert page.locator(".flash").count() == 0  # POST-redirect-GET: a reload asks nothing again
+            shop.verify_raises = False
+            replay = runner.call_sync("place_order", VERIFY_ORDER, context=BUYER)
+            assert replay.ok and replay.meta.replayed and replay.result["sku"] == "A-1"
+            page.close()
+    finally:
+        proc.terminate()
+        proc.wait(timeout=10)
+    assert len(shop.rows()) == 1

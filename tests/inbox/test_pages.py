@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import sqlite3
 import time
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -16,35 +15,18 @@ import toolproof
 from tests.approvals._tools import payments
 from tests.inbox._fill import ALIKE_STOPS, DECIDED, PENDING, STEP_S, Filled, fill_store, record
 from tests.inbox.test_security import sign_in
-from tests.pg_support import drop_schema, postgres_server, unique_schema, with_schema
 from toolproof.inbox import create_app
 from toolproof.inbox.security import Signer
-from toolproof.stores import MemoryStore, SqliteStore, Store, open_store
+from toolproof.stores import MemoryStore, SqliteStore, Store
 from toolproof.stores.approval import ApprovalRequest
 from toolproof.stores.query import AuditQuery
 
 RECORDS = 1_000
 
 
-@pytest.fixture(params=["memory", "sqlite", "postgres"])
-def filled(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[tuple[Store, Filled]]:
-    if request.param == "memory":
-        store: Store = MemoryStore()
-        yield store, fill_store(store, RECORDS)
-        return
-    if request.param == "sqlite":
-        store = open_store(f"sqlite:///{tmp_path / 'tp.sqlite3'}?synchronous=OFF")
-        yield store, fill_store(store, RECORDS)
-        store.close()
-        return
-    with postgres_server() as dsn:
-        schema = unique_schema("tp_pages")
-        store = open_store(with_schema(dsn, schema))
-        try:
-            yield store, fill_store(store, RECORDS)
-        finally:
-            store.close()
-            drop_schema(dsn, schema)
+@pytest.fixture
+def filled(any_store: Store) -> tuple[Store, Filled]:
+    return any_store, fill_store(any_store, RECORDS)
 
 
 def walk_audit(store: Store, query: AuditQuery, order: Any, limit: int) -> tuple[list[str], list[int]]:

@@ -53,22 +53,34 @@ def _row(intent: Intent) -> dict[str, Any]:
 def list_cmd(
     status: Annotated[str | None, typer.Option("--status", help=f"Only this: {', '.join(INTENT_STATUSES)}.")] = None,
     limit: LimitOpt = DEFAULT_LIMIT,
+    toolset: Annotated[str | None, typer.Option(
+        "--toolset", help="MODULE:ATTR of the Toolset: says whether `journal verify` can ask each entry's tool.",
+    )] = None,
     as_json: JsonOpt = False,
     store: StoreOpt = None,
 ) -> None:
-    """List journal entries, newest first (expired leases are turned into `unknown` first)."""
+    """List journal entries, newest first (expired leases are turned into `unknown` first).
+
+    With --toolset, a `verify` column says whether `journal verify` can ask the entry's tool (in --json:
+    "available", or why not)."""
     if status is not None and status not in INTENT_STATUSES:
         raise fail(f"--status must be one of {', '.join(INTENT_STATUSES)}, got {status!r}")
+    tools = load_toolset(toolset) if toolset else None
     journal = _journal(store)
     try:
         rows = journal.list(status, limit)
     finally:
         journal.store.close()
+    hooks = [_why_not(tools, r) or "available" if tools is not None else "" for r in rows]
     if as_json:
-        print_json_lines(_row(r) for r in rows)
+        print_json_lines({**_row(r), "verify": hook} if tools is not None else _row(r)
+                         for r, hook in zip(rows, hooks, strict=True))
         return
-    print_table(("key", "status", "tool", "conversation", "created", "resolution"),
-                ((r.key, r.status, r.tool, r.conversation_id, timestamp(r.created_at), r.resolution) for r in rows))
+    columns = ("key", "status", "tool", "conversation", "created", "resolution")
+    print_table(columns + (("verify",) if tools is not None else ()),
+                ((r.key, r.status, r.tool, r.conversation_id, timestamp(r.created_at), r.resolution)
+                 + ((hook if hook == "available" else "not available",) if tools is not None else ())
+                 for r, hook in zip(rows, hooks, strict=True)))
     say(f"{plural(len(rows), 'entry', 'entries')} in {shown_store(store)}")
 
 

@@ -27,11 +27,16 @@ from ..contract.context import new_call_id
 from ..contract.errors import ACTION_DESCRIPTIONS, CLASS_SPECS, ErrorClass, ToolError
 from ..contract.redaction import redact_text
 from ..contract.tool import Tool
+from ..fleet import SharedState
 from ..journal.journal import Journal
+from ..orchestration.breaker import BreakerConfig
+from ..pipeline.verify import Verdict, bound_for, settling
 from ..stores.approval import ApprovalRequest
 from ..stores.base import Store
-from ..stores.query import StopGroup
+from ..stores.intent import Intent
+from ..stores.query import Page, StopGroup
 from ..stores.records import AuditRecord, StopRecord
+from ..stores.steps import drive, perform_io
 from .html import (
     CONFIRM_BULK,
     args_table,
@@ -60,11 +65,14 @@ _T = TypeVar("_T")
 
 
 def create_app(store: Store, *, allowed_hosts: frozenset[str] = frozenset({"127.0.0.1", "localhost"}),
-               token: str | None = None, signer: Signer | None = None, tools: Toolset | None = None) -> Starlette:
+               token: str | None = None, signer: Signer | None = None, tools: Toolset | None = None,
+               shared_state: SharedState | None = None) -> Starlette:
     """The inbox over one store (closed by the caller). `signer` signs the operator and flash cookies (a new
     key per start unless given); `tools`, the agents' toolset, puts each tool's description, effect and risk
-    beside its requests (a high-risk approval then asks for confirmation)."""
-    views = Views(store, signer or Signer(), tools)
+    beside its requests (a high-risk approval then asks for confirmation) and offers its verify hook for
+    writes whose outcome is unknown; `shared_state`, the fleet's (closed by the caller), puts its breakers'
+    states on the dashboard."""
+    views = Views(store, signer or Signer(), tools, shared_state)
     routes = [
         Route("/", lambda r: RedirectResponse("/approvals", status_code=303)),
         Route("/approvals", views.approvals), Route("/approvals/bulk", views.bulk, methods=["POST"]),
@@ -73,6 +81,7 @@ def create_app(store: Store, *, allowed_hosts: frozenset[str] = frozenset({"127.
         Route("/stops", views.stops), Route("/stops/{stop_id}/resolve", views.resolve, methods=["POST"]),
         Route("/stops/group/resolve", views.resolve_group, methods=["POST"]),
         Route("/journal/{key}/reconcile", views.reconcile, methods=["POST"]),
+        Route("/journal/{key}/verify", views.verify, methods=["POST"]),
         Route("/audit", views.audit), Route("/audit/call/{call_id}", views.call), Route("/trail/{key}", views.trail),
         Route("/dashboard", views.dashboard), Route("/api/version", views.version),
     ]
@@ -83,8 +92,9 @@ def create_app(store: Store, *, allowed_hosts: frozenset[str] = frozenset({"127.
 class Views:
     """One method per page or action; the store is the only state (the dashboard keeps a tally it extends)."""
 
-    def __init__(self, store: Store, signer: Signer, tools: Toolset | None = None) -> None:
-        self.store, self.signer = store, signer
+    def __init__(self, store: Store, signer: Signer, tools: Toolset | None = None,
+                 shared_state: SharedState | None = None) -> None:
+        self.store, self.signer, self.shared_state = store, signer, shared_state
         self.tools = {t.name: t for t in tools} if tools is not None else {}
         self._tally: tuple[Counter[tuple[str, str | None, str | None, str]], int, float] = (Counter(), 0, 0.0)
         self._tally_lock = threading.Lock()
@@ -246,28 +256,29 @@ class Views:
                   form(f"/stops/{s.id}/resolve", csrf, text_input("note", "what you found and did", required=True)
                        + _effect_select(), "Resolve", label=f"resolve {s.id}"))
                  for s in listed.rows]
-        unknown = Journal(self.store).list("unknown", PAGE + 1)  # expires ended leases first, as the CLI does
-        more = len(unknown) > PAGE
+        unknown = _unknown_page(Journal(self.store), q.get("unknown"))
         rows = [(f'<a href="/trail/{quote(i.key)}"><code>{e(i.key)}</code></a>', moment(i.created_at), e(i.tool),
                  args_table(i.arguments), e(f"{i.principal or '-'} in {i.conversation_id or '-'}"),
+                 self._verify_cell(i, csrf),
                  form(f"/journal/{i.key}/reconcile", csrf, '<input type="hidden" name="outcome" value="done">'
                       + text_input("evidence", "evidence (e.g. the order id)", required=True)
                       + text_input("note", "note"), "It happened", css="ok", label=f"done {i.key}")
                  + form(f"/journal/{i.key}/reconcile", csrf, '<input type="hidden" name="outcome" value="not_done">'
                         + text_input("note", "note", required=True), "It did not happen",
                         css="no", label=f"not done {i.key}"))
-                for i in unknown[:PAGE]]
-        cut = (f'<p class="count" data-testid="unknown-more">Showing the newest {PAGE}; more writes have an unknown '
-               "outcome: reconcile these and the next ones appear.</p>" if more else "")
+                for i in unknown.rows]
         body = ((_groups_table(groups, csrf) if groups else "")
                 + "<h2>Open stop records</h2>"
                 + counted("open stops", listed.start, listed.end, listed.total, test_id="stops", order=", newest first")
                 + table(("stop", "at", "tool", "reason", "class / code", "attempts", "asked by", "effect", "message",
                          "arguments", "resolve"), stops, empty="No open stop records.", test_id="stops")
                 + pager("/stops", dict(q), "after", listed.next, listed.start == 0, test_id="stops")
-                + "<h2>Writes whose outcome is unknown</h2>" + cut
-                + table(("key", "since", "tool", "arguments", "asked by", "reconcile"), rows,
-                        empty="No write has an unknown outcome.", test_id="unknown"))
+                + "<h2>Writes whose outcome is unknown</h2>"
+                + counted("writes whose outcome is unknown", unknown.start, unknown.end, unknown.total,
+                          test_id="unknown", order=", newest first")
+                + table(("key", "since", "tool", "arguments", "asked by", "verify", "reconcile"), rows,
+                        empty="No write has an unknown outcome.", test_id="unknown")
+                + pager("/stops", dict(q), "unknown", unknown.next, unknown.start == 0, test_id="unknown"))
         return self.render(request, "Stop records and unknown outcomes", body)
 
     async def resolve(self, request: Request) -> Response:
@@ -325,6 +336,81 @@ class Views:
         if isinstance(applied, HTMLResponse):
             return applied
         return self.back("/stops", f"{key}: reconciled as {outcome.replace('_', ' ')}")
+
+    async def verify(self, request: Request) -> Response:
+        """Ask the entry's tool's verify hook, as `toolproof journal verify` does: done or not done settles the
+        entry (the journal's reconcile: stop records resolved, audited); cannot tell leaves it unknown. Who
+        asked and what verify said is an audit row of its own; the flash says it right away."""
+        data = await request.form()
+        if not csrf_ok(request, _field(data, "csrf")):
+            return self.forged(request)
+        key, by = request.path_params["key"], self.operator_of(request)
+        if not by:
+            return self.back("/stops", "Not applied: sign with your name first.", error=True)
+        found = await self.applying(request, lambda: self._verified(key, by))
+        if isinstance(found, HTMLResponse):
+            return found
+        if isinstance(found, str):
+            return self.back("/stops", f"Not applied: {found}", error=True)
+        said = {"done": "settled as done: repeats get the verified result",
+                "not_done": "released: the next identical call is sent again",
+                "unknown": "still unknown: check its system, then reconcile it below"}[found.said]
+        return self.back("/stops", f"{key}: verify said {_said(found.said)} ({redact_text(found.evidence)}); {said}",
+                         error=found.said == "unknown")
+
+    def _verified(self, key: str, by: str) -> Verdict | str:
+        """What verify said of one unknown entry (audited), or why it was not asked."""
+        journal = Journal(self.store)
+        entry = journal.show(key)
+        if entry is not None and entry.status == "in_flight" and entry.lease_until < journal.now():
+            journal.expire()
+            entry = journal.show(key)
+        if entry is None:
+            return f"no journal entry has the key {key}"
+        if entry.status != "unknown":
+            return f"the entry {key} is {entry.status}, not unknown: nothing to verify"
+        tool, why = self._hook(entry)
+        if tool is None:
+            return why
+        try:
+            found: Verdict = drive(settling(journal, tool, entry, bound_for(tool, entry)), perform_io)
+        except ToolError as exc:  # arguments that no longer validate, or settled by someone else meanwhile
+            found = Verdict("unknown", f"verify was not applied: {exc.message}")
+        evidence = redact_text(found.evidence)
+        self.store.append_audit([AuditRecord(
+            at=time.time(), call_id=new_call_id(), tool=entry.tool, schema_version=None,
+            arguments={"verify_said": found.said, "evidence": evidence,
+                       "note": f"verify said {_said(found.said)}: {evidence}"},
+            validation="skipped", attempt=0, latency_ms=0.0, outcome="verify_asked",
+            conversation_id=entry.conversation_id, principal=by, code=f"VERIFY_{found.said.upper()}",
+            idempotency_key=key)])
+        return found
+
+    def _hook(self, entry: Intent) -> tuple[Tool | None, str]:
+        """The entry's tool when its verify hook can be asked, else why not (in the operator's words)."""
+        tool = self.tools.get(entry.tool)
+        if not self.tools:
+            return None, "the inbox was started without the agents' toolset (toolproof ui --toolset MODULE:ATTR)"
+        if tool is None:
+            return None, f"the toolset has no tool {entry.tool}"
+        if tool.verify is None:
+            return None, f"{entry.tool} has no verify hook: check its system, then reconcile by hand"
+        if tool.secret_paths:
+            return None, (f"{entry.tool} takes secrets, stored redacted, so verify cannot be given its arguments: "
+                          "the agent's resend verifies it, or reconcile by hand")
+        return tool, ""
+
+    def _verify_cell(self, entry: Intent, csrf: str) -> str:
+        """'verify available' and its button, or why not; and what verify last said of this write."""
+        tool, why = self._hook(entry)
+        last = _last_verdict(entry, self.store.audit_for_key(entry.key) if tool is not None else ())
+        said = (f'<br><span class="muted" data-testid="verify-said">last said: {e(_said(last[0]))} '
+                f"({e(redact_text(last[1]))})</span>" if last else "")
+        if tool is None:
+            return f'<span class="muted" data-testid="verify-none">{e(why)}</span>{said}'
+        return ('<span class="pill" data-testid="verify-available">verify available</span>'
+                + form(f"/journal/{quote(entry.key)}/verify", csrf, "", "Verify", label=f"verify {entry.key}")
+                + said)
 
     # --- the audit trail, one call, one operation --------------------------------------------------------------
     def audit(self, request: Request) -> HTMLResponse:
@@ -413,6 +499,8 @@ class Views:
                     "was open when a call came, and the call was not sent.</p>"
                     + table(("tool", "calls refused", "first", "last", ""), paused,
                             empty="No open stop says a breaker refused a call.", test_id="breakers"))
+        if self.shared_state is not None:
+            breakers = self._breaker_states(set(by_tool) | {g.tool for g in self.store.stop_groups()}) + breakers
         body = (summary + breakers + "<h2>Calls and failures per tool</h2>"
                 + bars("calls and failures per tool", _top(by_tool))
                 + "<h2>Outcomes per error class</h2>" + bars("outcomes per class", _top(by_class))
@@ -420,6 +508,32 @@ class Views:
                 + table(("tool", "field", "schema version", "failures"), fields, empty="No validation failures.",
                         test_id="fields"))
         return self.render(request, "Dashboard", body)
+
+    def _breaker_states(self, seen: set[str]) -> str:
+        """Each breaker's state as the fleet's shared state holds it now: the toolset's tools (by upstream, as
+        the runner names its breakers) and every tool the store has seen. A state store that does not answer
+        is said, never shown as closed breakers."""
+        assert self.shared_state is not None and self.shared_state.backend is not None
+        backend = self.shared_state.backend
+        named = {t.name: t.upstream or t.name for t in self.tools.values()}
+        names = sorted(set(named.values()) | {named.get(tool, tool) for tool in seen})[:PAGE]
+        config = BreakerConfig()  # its recovery window tells open from half-open; the runner's default
+        rows, away = [], ""
+        for name in names:
+            try:
+                state = backend.state(name, config).value
+            except backend.errors as exc:
+                away = f"{type(exc).__name__}: {redact_text(str(exc))}"
+                break
+            rows.append((e(name), f'<span class="pill{"" if state == "closed" else " soon"}">'
+                                  f"{e(state.replace('_', '-'))}</span>"))
+        said = (f'<p data-testid="breaker-states-away">The shared state at {e(backend.label)} '
+                f"did not answer ({e(away)}): breaker states unknown.</p>" if away else
+                f'<p class="muted">From the fleet\'s shared state at {e(backend.label)}, as the next call would '
+                "find it (open turns half-open after the default 30 s recovery window).</p>")
+        return ("<h2>Breaker states</h2>" + said
+                + ("" if away else table(("breaker (tool or upstream)", "state"), rows,
+                                         empty="No tool known yet.", test_id="breaker-states")))
 
     def _tallied(self) -> Counter[tuple[str, str | None, str | None, str]]:
         """The calls' tally, extended by the records written since the last one (and counted again in full
@@ -473,6 +587,42 @@ def resolve_stop(store: Store, stop_id: str, by: str, note: str, effect: str | N
         latency_ms=0.0, outcome="stop_resolved", conversation_id=stop.conversation_id, principal=by,
         code="STOP_RESOLVED", idempotency_key=stop.idempotency_key)])
     return True
+
+
+def _unknown_page(journal: Journal, cursor: str | None) -> Page[Intent]:
+    """The writes whose outcome is unknown, newest first, PAGE at a time after the cursor `created_at~key` of
+    the last row seen (a keyset: rows settled meanwhile do not shift the next page). Ended leases are expired
+    first, as the CLI does. The journal holds few unknown entries, so they are read whole and cut here."""
+    every = sorted(journal.list("unknown", limit=1_000_000), key=lambda i: (i.created_at, i.key), reverse=True)
+    start = 0
+    at, _, key = (cursor or "").partition("~")
+    try:
+        after = (float(at), key) if cursor else None
+    except ValueError:
+        after = None
+    if after is not None:
+        start = sum(1 for i in every if (i.created_at, i.key) >= after)
+    rows = every[start:start + PAGE]
+    more = start + PAGE < len(every)
+    return Page(rows, len(every), start, f"{rows[-1].created_at!r}~{rows[-1].key}" if more else None)
+
+
+def _last_verdict(entry: Intent, audit: Sequence[AuditRecord]) -> tuple[str, str] | None:
+    """What verify last said of an unknown write: an operator's ask (audited), else the runner's own ask
+    (kept in the entry's outcome with the error)."""
+    for r in reversed(audit):
+        if r.outcome == "verify_asked" and isinstance(r.arguments, dict):
+            return str(r.arguments.get("verify_said")), str(r.arguments.get("evidence"))
+    error = entry.outcome.get("error") if isinstance(entry.outcome, dict) else None
+    state = error.get("state") if isinstance(error, dict) else None
+    said = state.get("verify") if isinstance(state, dict) else None
+    if isinstance(said, dict) and "said" in said:
+        return str(said["said"]), str(said.get("evidence", ""))
+    return None
+
+
+def _said(said: str) -> str:
+    return {"done": "done", "not_done": "not done", "unknown": "cannot tell"}.get(said, said)
 
 
 def _pending_row(r: ApprovalRequest, csrf: str, now: float, tool: Tool | None) -> tuple[str, ...]:
