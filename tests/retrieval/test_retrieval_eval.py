@@ -92,7 +92,8 @@ def test_cli_errors_are_clear(corpora: Path, tmp_path: Path) -> None:
     bad = RUNNER.invoke(app, [*args, "--retriever", "tfidf"])
     assert bad.exit_code == 2 and "default, bm25, static, embeddings, hybrid, auto" in bad.output
     bad_fusion = RUNNER.invoke(app, [*args, "--retriever", "hybrid", "--fusion", "max"])
-    assert bad_fusion.exit_code == 2 and "--fusion must be one of gated, weighted, rrf, scores, linear" in bad_fusion.output
+    assert bad_fusion.exit_code == 2
+    assert "--fusion must be one of gated, weighted, rrf, scores, linear" in bad_fusion.output
     empty = tmp_path / "empty.jsonl"
     empty.write_text("not json\n{}\n")
     nothing = RUNNER.invoke(app, ["eval", "retrieval", "--corpus", str(empty), "--queries", str(empty)])

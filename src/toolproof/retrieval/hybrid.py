@@ -7,10 +7,9 @@ the embedding gets its full weight. Chosen on one public set and judged on the o
 
 Plain RRF (Cormack et al., 2009) adds 1/(60 + rank) from each list; it treats a retriever that found nothing
 (BM25 on a paraphrase, or on Chinese text against an English query) like one that is sure, and throws away
-how far ahead the best hit is. The default fusion maps each retriever's scores so its best is 1 and its
-100th best is 0, then weights each list by how far its best stands out from the rest of its own top list, so
-the retriever that "sees" the answer dominates that query. Measured on the three benchmarks it beats RRF on
-LiveMCPBench and ties elsewhere (docs/retrieval.md).
+how far ahead the best hit is. `weighted` maps each retriever's scores so its best is 1 and its 100th best
+is 0, then weights each list by how far its best stands out from the rest of its own top list. Both lose to
+BM25 alone on held-out sets (`benchmarks/retrieval_fusion.py`); they stay as choices.
 """
 
 from __future__ import annotations
