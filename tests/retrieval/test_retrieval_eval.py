@@ -60,9 +60,16 @@ def test_cli_reports_the_same_numbers_as_the_library(corpora: Path) -> None:
     result = RUNNER.invoke(app, ["eval", "retrieval", "--corpus", str(corpus), "--queries", str(queries), "--json"])
     assert result.exit_code == 0, result.output
     data = json.loads(result.output)
-    direct = evaluate_files(corpus, queries, retriever="bm25").report.as_dict()  # the CLI's default
+    direct = evaluate_files(corpus, queries).report.as_dict()  # the CLI's default is the library's default
+    assert (data["retriever"], data["fusion"]) == ("bm25+static", "gated")
     assert data["all@5"] == direct["all@5"] and data["any@5"] == direct["any@5"] and data["queries"] == 49
     assert data["all@5"] >= 0.8  # GetUserToken comes in through the inferred prerequisite
+    bm25 = RUNNER.invoke(app, ["eval", "retrieval", "--corpus", str(corpus), "--queries", str(queries), "--json",
+                               "--retriever", "bm25"])
+    assert bm25.exit_code == 0, bm25.output
+    lexical = json.loads(bm25.output)
+    assert (lexical["retriever"], lexical["fusion"]) == ("bm25", None)
+    assert lexical["mrr"] == evaluate_files(corpus, queries, retriever="bm25").report.as_dict()["mrr"]
     plain = evaluate_files(corpus, queries, retriever="bm25", prerequisites=False, group_weight=0.0).report
     assert plain.all_at[5] < 0.5
 
@@ -85,7 +92,8 @@ def test_cli_errors_are_clear(corpora: Path, tmp_path: Path) -> None:
     bad = RUNNER.invoke(app, [*args, "--retriever", "tfidf"])
     assert bad.exit_code == 2 and "default, bm25, static, embeddings, hybrid, auto" in bad.output
     bad_fusion = RUNNER.invoke(app, [*args, "--retriever", "hybrid", "--fusion", "max"])
-    assert bad_fusion.exit_code == 2 and "--fusion must be one of weighted, rrf, scores, linear" in bad_fusion.output
+    assert bad_fusion.exit_code == 2
+    assert "--fusion must be one of gated, weighted, rrf, scores, linear" in bad_fusion.output
     empty = tmp_path / "empty.jsonl"
     empty.write_text("not json\n{}\n")
     nothing = RUNNER.invoke(app, ["eval", "retrieval", "--corpus", str(empty), "--queries", str(empty)])

@@ -70,7 +70,7 @@ class Toolset:
         return Toolset(self.get(n) for n in names)
 
     def search(
-        self, message: str, k: int = 5, *, retriever: RetrieverName = "default", fusion: Fusion = "linear"
+        self, message: str, k: int = 5, *, retriever: RetrieverName = "default", fusion: Fusion = "gated"
     ) -> list[ToolHit]:
         """Up to `k` tools matching `message`, best first (`.tool`, `.score`); needs `toolproof[retrieval]`.
 
@@ -83,7 +83,7 @@ class Toolset:
         index = self.search_index(retriever, fusion=fusion)
         return [h.as_tool_hit() for h in index.search(message, k)]
 
-    def search_index(self, retriever: RetrieverName = "default", *, fusion: Fusion = "linear") -> ToolIndex:
+    def search_index(self, retriever: RetrieverName = "default", *, fusion: Fusion = "gated") -> ToolIndex:
         """The `ToolIndex` behind `search` (built once per toolset, retriever and fusion)."""
         key = (retriever, fusion)
         index = self._indexes.get(key)

@@ -422,9 +422,10 @@ def retrieval(
                                                "API-Bank, MCP tools/list captures).", exists=True, dir_okay=False)],
     queries: Annotated[Path, typer.Option(help="Queries with gold_tool_ids, one JSON object a line.",
                                           exists=True, dir_okay=False)],
-    retriever: Annotated[str, typer.Option(help="bm25, embeddings, hybrid, or auto (hybrid when the embeddings "
-                                                 "extra and model load, else bm25).")] = "bm25",
-    fusion: Annotated[str, typer.Option(help="How hybrid fuses: weighted, rrf or scores.")] = "weighted",
+    retriever: Annotated[str, typer.Option(help="default (the library's default search: BM25 + the static "
+                                                 "model), bm25, static, embeddings, hybrid, or auto.")] = "default",
+    fusion: Annotated[str, typer.Option(help="How default and hybrid fuse: gated, linear, weighted, rrf or "
+                                              "scores.")] = "gated",
     pool_size: Annotated[int, typer.Option(help="Hide the corpus among distractors up to this many tools.")] = 0,
     distractors: Annotated[list[Path] | None, typer.Option(help="Distractor files or folders (repeatable).")] = None,
     history: Annotated[bool, typer.Option(help="Add usage history learned from the other queries.")] = False,
@@ -460,8 +461,9 @@ def retrieval(
             )
         except (ValueError, ImportError, OSError) as exc:
             raise fail(str(exc)) from None
-    ran = run.retriever + (f" ({fusion})" if run.retriever == "hybrid" else "")
-    data = {"corpus": str(corpus), "retriever": run.retriever, "fusion": fusion if run.retriever == "hybrid" else None,
+    fused = run.retriever in ("hybrid", "bm25+static")
+    ran = run.retriever + (f" ({fusion})" if fused else "")
+    data = {"corpus": str(corpus), "retriever": run.retriever, "fusion": fusion if fused else None,
             "pool_size": run.pool_size, "history": history,
             "build_s": round(run.build_s, 3), **run.report.as_dict()}
     if json_out:

@@ -101,7 +101,7 @@ def evaluate_files(
     queries: str | Path,
     *,
     retriever: str = "default",
-    fusion: str = "linear",
+    fusion: str = "gated",
     pool_size: int = 0,
     distractors: Sequence[str | Path] = (),
     seed: int = 0,

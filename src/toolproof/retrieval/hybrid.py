@@ -1,11 +1,15 @@
-"""Fusing BM25 and embeddings, weighted per query by each retriever's confidence (or plain RRF).
+"""Fusing BM25 and embeddings: the default trusts BM25 in proportion to how clearly its best hit stands out.
+
+The default, `gated`: BM25 scaled to a best of 1, plus each cosine times its weight times (1 - BM25's
+confidence). When BM25's best hit stands far above the rest the request named its tool's words, and a cosine
+would only reshuffle near-identical siblings (`AddReminder`, `DeleteReminder`, ...); when BM25 sees little,
+the embedding gets its full weight. Chosen on one public set and judged on the others (docs/retrieval.md).
 
 Plain RRF (Cormack et al., 2009) adds 1/(60 + rank) from each list; it treats a retriever that found nothing
 (BM25 on a paraphrase, or on Chinese text against an English query) like one that is sure, and throws away
-how far ahead the best hit is. The default fusion maps each retriever's scores so its best is 1 and its
-100th best is 0, then weights each list by how far its best stands out from the rest of its own top list, so
-the retriever that "sees" the answer dominates that query. Measured on the three benchmarks it beats RRF on
-LiveMCPBench and ties elsewhere (docs/retrieval.md).
+how far ahead the best hit is. `weighted` maps each retriever's scores so its best is 1 and its 100th best
+is 0, then weights each list by how far its best stands out from the rest of its own top list. Both lose to
+BM25 alone on held-out sets (`benchmarks/retrieval_fusion.py`); they stay as choices.
 """
 
 from __future__ import annotations
@@ -17,8 +21,8 @@ import numpy as np
 import numpy.typing as npt
 
 Array = npt.NDArray[np.float32]
-Fusion = Literal["weighted", "rrf", "scores", "linear"]
-FUSIONS: Final = ("weighted", "rrf", "scores", "linear")
+Fusion = Literal["gated", "weighted", "rrf", "scores", "linear"]
+FUSIONS: Final = ("gated", "weighted", "rrf", "scores", "linear")
 
 
 class _Scorer(Protocol):
@@ -90,6 +94,18 @@ def linear(score_lists: Sequence[Array], weights: Sequence[float], *, scale_firs
     return fused
 
 
+def gated(score_lists: Sequence[Array], weights: Sequence[float]) -> Array:
+    """`linear`, with every embedding's weight scaled by (1 - BM25's `confidence` on this query).
+
+    BM25 (the first list) keeps its weight; a query BM25 is sure about is ranked almost as BM25 ranks it, and
+    one it barely matches (a paraphrase) gets the embeddings at full weight.
+    """
+    if not score_lists:
+        return np.zeros(0, dtype=np.float32)
+    trust = confidence(score_lists[0])
+    return linear(score_lists, [weights[0], *(w * (1.0 - trust) for w in weights[1:])])
+
+
 def weighted(score_lists: Sequence[Array]) -> Array:
     """Each rescaled list weighted 1/n plus its share of the lists' confidences (`confidence`)."""
     units = [minmax_top(s) for s in score_lists]
@@ -104,7 +120,7 @@ def weighted(score_lists: Sequence[Array]) -> Array:
 class HybridRetriever:
     """Two or more retrievers (BM25 first) fused per query by `fusion`.
 
-    `weights` (for "linear" only): BM25's, then each embedding's (see `linear`); by default all 1.
+    `weights` (for "gated" and "linear"): BM25's, then each embedding's (see `linear`); by default all 1.
     """
 
     def __init__(
@@ -141,4 +157,6 @@ class HybridRetriever:
             return linear([minmax_top(x) for x in lists], [1.0] * len(lists), scale_first=False)
         if self.fusion == "linear":
             return linear(lists, self.weights)
+        if self.fusion == "gated":
+            return gated(lists, self.weights)
         return weighted(lists)

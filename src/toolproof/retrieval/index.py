@@ -22,10 +22,11 @@ from .prerequisites import infer_requires
 #: See docs/retrieval.md, "Choosing a retriever".
 RetrieverName = Literal["default", "bm25", "static", "embeddings", "hybrid", "auto"]
 RETRIEVERS: Final = ("default", "bm25", "static", "embeddings", "hybrid", "auto")
-#: The default search's fusion ("linear"): BM25 scaled to a best of 1, plus this times the static cosine.
-#: Chosen on StableToolBench's queries only and reported held out on three other sets (docs/retrieval.md).
+#: The default search's fusion ("gated"): BM25 scaled to a best of 1, plus this times (1 - BM25's confidence)
+#: times the static cosine. Chosen on StableToolBench's queries only and reported held out on three other sets
+#: (docs/retrieval.md, `benchmarks/retrieval_fusion.py`).
 DEFAULT_STATIC_WEIGHT: Final = 0.5
-#: "hybrid" with fusion="linear": BM25 scaled to a best of 1, plus this times MiniLM's cosine.
+#: "hybrid" with fusion="gated" or "linear": the same, with this times MiniLM's cosine (not tuned for MiniLM).
 HYBRID_EMBEDDING_WEIGHT: Final = 0.5
 
 
@@ -99,9 +100,10 @@ class ToolIndex:
       or any BERT sentence-transformers folder in `model_dir`), "hybrid" (BM25 with MiniLM; `[embeddings]`
       and the weights), or "auto": hybrid when it loads, else "default".
       `retriever_name` says what runs.
-    - `fusion`: how "default" and "hybrid" combine their retrievers: "linear" (the default: a weighted sum of
-      BM25 scaled to a best of 1 plus weighted cosines, `DEFAULT_STATIC_WEIGHT`, `HYBRID_EMBEDDING_WEIGHT`),
-      "weighted" (per-query confidence),
+    - `fusion`: how "default" and "hybrid" combine their retrievers: "gated" (the default: BM25 scaled to a
+      best of 1 plus the cosine times `DEFAULT_STATIC_WEIGHT` or `HYBRID_EMBEDDING_WEIGHT` times
+      1 - BM25's confidence on the query), "linear" (the same without the confidence), "weighted" (per-query
+      confidence of each list),
       "rrf" (reciprocal rank fusion) or "scores" (plain sum).
     - `static_model_dir`: a model2vec folder (default: see `toolproof.retrieval.static.find_static_model`).
     - `group_weight`: share of the tool's group (server) score added to its own; 0 turns it off.
@@ -117,7 +119,7 @@ class ToolIndex:
         entries: Iterable[ToolEntry],
         *,
         retriever: RetrieverName = "default",
-        fusion: Fusion = "linear",
+        fusion: Fusion = "gated",
         expand_requires: bool = True,
         model_dir: str | None = None,
         static_model_dir: str | None = None,
