@@ -95,7 +95,10 @@ async def dispatch_async(effect: Dispatch, clock: Clock) -> Outcome:
     """Await the handler under its time limit; a sync handler runs on a worker thread, never on the loop: its
     own daemon thread under its tool's `timeout_s` (the caller stops waiting; an abandoned handler never holds
     a pool thread), else the loop's pool (one hop: as on the sync path, a sync handler without `timeout_s` is
-    bounded by the call's wall budget only between attempts). An async handler is cut off at its limit.
+    bounded by the call's wall budget only between attempts). An async handler is abandoned at its tool's
+    `timeout_s` (`_bounded`: its own task, whatever it does with the cancellation), and cancelled in place at
+    the call's wall budget when its tool has no `timeout_s` (no task per call; one that swallows the
+    cancellation runs on: declare `timeout_s` to have it abandoned).
 
     A sync handler's own exceptions (StopIteration included, which a Future cannot carry) come back inside its
     `Outcome`, caught on its thread."""
@@ -106,7 +109,13 @@ async def dispatch_async(effect: Dispatch, clock: Clock) -> Outcome:
     try:
         if tool.is_async:
             coro = tool.handler(*effect.args, **effect.kwargs)
-            value = await (coro if timeout is None else _bounded(coro, timeout))
+            if timeout is None:
+                value = await coro
+            elif tool.timeout_s is None:  # the call's wall budget alone: cancelled in place, no task of its own
+                async with asyncio.timeout(timeout):
+                    value = await coro
+            else:
+                value = await _bounded(coro, timeout)
         elif timeout is not None and tool.timeout_s is not None:
             future = _in_thread(f"toolproof-{tool.name}", run_here, (tool.handler, bound, clock))
             done, _ = await asyncio.wait((asyncio.wrap_future(future),), timeout=timeout)
