@@ -280,6 +280,42 @@ def test_a_sigkilled_workers_entry_is_settled_by_the_next_process_verify(shop: S
     assert len(shop.rows()) == 1
 
 
+def test_a_verify_that_hangs_is_cannot_tell_within_the_tools_time_limit(shop: Shop, tmp_path: Path,
+                                                                        buyer: CallContext) -> None:
+    shop.after_s = 0.3
+    original = shop.find
+
+    def hang(key: str) -> Any:
+        time.sleep(5)
+        return original(key)
+
+    shop.find = hang  # type: ignore[method-assign]
+    with runner_for(shop, f"sqlite:///{tmp_path / 'j.db'}") as runner:
+        started = time.monotonic()
+        envelope = runner.call_sync("place_order", ORDER, context=buyer)
+        took = time.monotonic() - started
+        assert envelope.error is not None and envelope.error.error_class.value == "outcome_unknown"
+        assert "did not answer within" in envelope.error.state["verify"]["evidence"]  # type: ignore[index]
+    assert took < 3  # the 0.2 s limit, the attempt's 0.3 s, the verify's 0.2 s: never the hook's 5 s
+
+
+def test_an_interrupt_in_verify_leaves_no_write_in_flight(shop: Shop, tmp_path: Path, buyer: CallContext) -> None:
+    shop.after_s = 0.3
+
+    def interrupted(key: str) -> Any:
+        raise KeyboardInterrupt
+
+    shop.find = interrupted  # type: ignore[method-assign]
+    toolproof_tools = toolset(shop, timeout_s=0.2)
+    (tool,) = toolproof_tools
+    with Runner(Toolset([tool]), store=SqliteStore(tmp_path / "j.db")) as runner:
+        with pytest.raises(KeyboardInterrupt):
+            runner.call_sync("place_order", ORDER, context=buyer)
+        (entry,) = runner.store.journal_list()
+        assert entry.status == "unknown"
+        assert runner.journal.keeper is not None and runner.journal.keeper.held() == 0
+
+
 def test_a_read_cannot_have_a_verify() -> None:
     with pytest.raises(toolproof.DefinitionError, match="verify"):
         @toolproof.tool(effect="read", verify=lambda: None)

@@ -18,7 +18,7 @@ from typing import Any
 from ..stores.steps import Io, aperform_io, perform_io
 from .effects import Clock, Dispatch, Effect, Outcome, Sleep
 
-__all__ = ["Effects"]
+__all__ = ["Effects", "in_thread"]
 
 Args = tuple[tuple[Any, ...], Mapping[str, Any]]
 
@@ -68,7 +68,7 @@ def dispatch_sync(effect: Dispatch, clock: Clock) -> Outcome:
         if tool.is_async:
             future = _run_coroutine_blocking(tool.handler(*effect.args, **effect.kwargs), timeout)
         else:
-            future = _in_thread(f"toolproof-{tool.name}", run_here, (tool.handler, bound, clock))
+            future = in_thread(f"toolproof-{tool.name}", run_here, (tool.handler, bound, clock))
         value = future.result(timeout)
     except Exception as exc:
         return Outcome(None, exc, clock.monotonic() - start, None if future is None or future.done() else future)
@@ -117,7 +117,7 @@ async def dispatch_async(effect: Dispatch, clock: Clock) -> Outcome:
             else:
                 value = await _bounded(coro, timeout)
         elif timeout is not None and tool.timeout_s is not None:
-            future = _in_thread(f"toolproof-{tool.name}", run_here, (tool.handler, bound, clock))
+            future = in_thread(f"toolproof-{tool.name}", run_here, (tool.handler, bound, clock))
             done, _ = await asyncio.wait((asyncio.wrap_future(future),), timeout=timeout)
             if not done:
                 return Outcome(None, TimeoutError(f"no answer within {timeout:g} s"), clock.monotonic() - start,
@@ -164,7 +164,7 @@ def _drop_outcome(task: asyncio.Future[Any]) -> None:
         task.exception()
 
 
-def _in_thread(label: str, fn: Callable[..., Any], args: tuple[Any, ...]) -> Future[Any]:
+def in_thread(label: str, fn: Callable[..., Any], args: tuple[Any, ...]) -> Future[Any]:
     """Run `fn(*args)` on its own daemon thread so that the caller can stop waiting for it.
 
     Python cannot kill a thread: after a timeout the handler keeps running until it returns by itself (its
@@ -207,7 +207,7 @@ def _run_coroutine_blocking(coro: Any, timeout_s: float | None) -> Future[Any]:
         async def bounded() -> Any:
             return await _bounded(coro, timeout_s)
 
-        return _in_thread("toolproof-async-handler", asyncio.run, (bounded(),))
+        return in_thread("toolproof-async-handler", asyncio.run, (bounded(),))
     try:
         future.set_result(asyncio.run(coro))
     except Exception as exc:

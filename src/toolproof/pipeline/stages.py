@@ -218,24 +218,25 @@ def journal_gone(env: Env, s: CallState, error: ToolError, tries: int) -> Steps:
 def dispatch(env: Env, s: CallState) -> Steps:
     """Attempt, and decide after each failure, until the call has its envelope (in `s.envelope` for `settle`).
 
-    The one home of the interrupt rule: a handler stopped past `Exception` (KeyboardInterrupt, SystemExit, a
-    cancellation) leaves no write in flight; it is settled before the raise goes on."""
+    The one home of the interrupt rule: a call stopped by a raise while its write is claimed (a handler's
+    KeyboardInterrupt or SystemExit, a cancellation during an attempt, a backoff or a verify) leaves no write in
+    flight; it is settled before the raise goes on."""
     max_wall_s = env.retry.max_wall_s  # what every attempt answers to (with its breaker): the call's deadline
     s.deadline = None if max_wall_s is None else s.started + max_wall_s
     if s.context.run_id is not None and env.budget is not None:  # and its run's budget
         s.run = env.run_state(s.context.run_id, s.started)
-    while s.envelope is None:
-        refusal_steps = admit(env, s)
-        if refusal_steps is not None:
-            s.envelope = yield from refusal_steps
-            break
-        try:
+    try:
+        while s.envelope is None:
+            refusal_steps = admit(env, s)
+            if refusal_steps is not None:
+                s.envelope = yield from refusal_steps
+                break
             outcome = yield Dispatch(s.tool, *s.bound, s.timeout)
-        except BaseException as exc:
-            interrupted(env, s, exc)
-            raise
-        if not attempted(env, s, outcome):
-            s.envelope = yield from decide(env, s)  # None: the next attempt
+            if not attempted(env, s, outcome):
+                s.envelope = yield from decide(env, s)  # None: the next attempt
+    except BaseException as exc:
+        interrupted(env, s, exc)
+        raise
     return None
 
 

@@ -30,6 +30,7 @@ from ..contract.tool import NOT_DONE, Tool
 from ..journal.journal import Journal
 from ..stores.intent import Intent
 from ..stores.steps import Io
+from .drivers import in_thread
 
 __all__ = ["Verdict", "bound_for", "settling", "verdict"]
 
@@ -68,6 +69,8 @@ def verdict(tool: Tool, bound: Bound, *, running: Future[Any] | None = None, wai
 def _asked(tool: Tool, bound: Bound, secrets: list[str] | None) -> VerifySteps:
     try:
         value = yield Io(_ask, _aask, (tool, bound))
+    except TimeoutError:
+        return Verdict("unknown", f"verify did not answer within the tool's {tool.timeout_s:g} s")
     except Exception as exc:
         said = redact_text(f"{type(exc).__name__}: {exc}", secrets or [])[:300]
         return Verdict("unknown", f"verify could not tell: it raised {said}")
@@ -121,20 +124,33 @@ def _finished(running: Future[Any], wait_s: float) -> bool:
 
 
 def _ask(tool: Tool, bound: Bound) -> Any:
+    """The hook's answer, here (under the tool's `timeout_s`, on a thread of its own: a hook that hangs is
+    "cannot tell", never a call that hangs)."""
+    if tool.timeout_s is None:
+        return _answer(tool, bound)
+    return in_thread(f"toolproof-verify-{tool.name}", _answer, (tool, bound)).result(tool.timeout_s)
+
+
+async def _aask(tool: Tool, bound: Bound) -> Any:
+    """The hook's answer, awaited under the tool's `timeout_s`; a sync hook off the event loop."""
+    assert tool.verify is not None
+    if inspect.iscoroutinefunction(tool.verify):
+        args, kwargs = bound
+        async with asyncio.timeout(tool.timeout_s):
+            return await tool.verify(*args, **kwargs)
+    if tool.timeout_s is None:
+        return await asyncio.to_thread(_answer, tool, bound)
+    future = in_thread(f"toolproof-verify-{tool.name}", _answer, (tool, bound))
+    return await asyncio.wait_for(asyncio.wrap_future(future), tool.timeout_s)
+
+
+def _answer(tool: Tool, bound: Bound) -> Any:
     assert tool.verify is not None
     args, kwargs = bound
     value = tool.verify(*args, **kwargs)
     if inspect.isawaitable(value):
         return asyncio.run(_awaited(value))
     return value
-
-
-async def _aask(tool: Tool, bound: Bound) -> Any:
-    assert tool.verify is not None
-    if not inspect.iscoroutinefunction(tool.verify):
-        return await asyncio.to_thread(_ask, tool, bound)
-    args, kwargs = bound
-    return await tool.verify(*args, **kwargs)
 
 
 async def _awaited(value: Any) -> Any:
