@@ -37,6 +37,7 @@ from .contract.errors import (
 )
 from .contract.tool import NOT_DONE, Secret, Tool, ToolOptions, tool
 from .contract.validate import Limits
+from .contract.verifiers import verify_by_http, verify_by_sql
 from .orchestration.breaker import BreakerConfig
 from .orchestration.policy import RetryPolicy, RunBudget
 from .pipeline.effects import Clock
@@ -118,6 +119,8 @@ __all__ = [
     "open_store",
     "to_problem",
     "tool",
+    "verify_by_http",
+    "verify_by_sql",
 ]
 
 for _name in __all__:
