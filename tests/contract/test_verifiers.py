@@ -65,7 +65,7 @@ class Lookups(BaseHTTPRequestHandler):
     def log_message(self, *args: Any) -> None:
         pass
 
-    def do_GET(self) -> None:  # noqa: N802 (the stdlib's name)
+    def do_GET(self) -> None:
         key = self.path.rsplit("/", 1)[-1]
         code = self.status if self.status != 200 else (200 if key in self.orders else 404)
         body = json.dumps(self.orders.get(key, {"detail": "no such order"})).encode()
