@@ -51,8 +51,10 @@ def summary(rows: Sequence[Row]) -> dict[str, Any]:
                     "scenarios_with_double_effect": doubles,
                     "not_counted": [r.scenario for r in group if r.effects is None]})
     total = [r for r in rows if r.effects is not None]
+    verified = [r for r in rows if r.caught is not None]
     return {"kind": "summary", "report": REPORT_KIND, "observed": len(total),
-            "double_effects": sum(r.double_effect for r in total), "per_tool": per}
+            "double_effects": sum(r.double_effect for r in total), "per_tool": per,
+            "did_nothing_caught": sum(bool(r.caught) for r in verified), "did_nothing_checked": len(verified)}
 
 
 def print_rows(rows: Sequence[Row], console: Console, *, title: str) -> None:
@@ -69,6 +71,9 @@ def print_rows(rows: Sequence[Row], console: Console, *, title: str) -> None:
     for note in sorted({f"{r.tool} {r.scenario}: {r.note}" for r in rows if r.note}):
         console.print(Text(note))
     s = summary(rows)
+    if s["did_nothing_checked"]:
+        console.print(Text(f"ok having done nothing: caught by verify in {s['did_nothing_caught']} of "
+                           f"{s['did_nothing_checked']}"))
     console.print(Text(f"double effects: {s['double_effects']} of {s['observed']} observed scenarios",
                        style="bold red" if s["double_effects"] else "bold green"))
 
