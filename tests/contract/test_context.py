@@ -139,7 +139,7 @@ def test_a_context_filled_for_a_call_is_the_ordinary_one() -> None:
     from toolproof.contract.context import with_call
 
     # Every field set to a value of its own: a field `with_call` dropped or moved would show.
-    given = CallContext("chat-1", "B-17", None, "run-1", 2, "key-1", 0, {"tenant": "t"}, "s-1")
+    given = CallContext("chat-1", "B-17", None, "run-1", 2, "key-1", 0, {"tenant": "t"}, "s-1", 7)
     assert all(getattr(given, f.name) not in (None, 0) for f in dataclasses.fields(given)
                if f.name not in ("call_id", "attempt"))
     filled = with_call(given, "c-9")

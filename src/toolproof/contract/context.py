@@ -55,6 +55,8 @@ class CallContext:
     `conversation_id` None means the conversation is unknown (docs/idempotency.md, "Who is asking").
     `session_id` names a transport's session or process (an MCP session, a stdio server's process): it groups
     calls for the loop guard, but it is never a conversation and never part of an idempotency key.
+    `fence` is a write's fencing token, set by the runner once its claim is won: it grows with each takeover
+    of the key, so the tool's own store can refuse a write from a worker whose claim was taken over.
     """
 
     conversation_id: str | None = None
@@ -66,6 +68,7 @@ class CallContext:
     attempt: int = 0
     metadata: Mapping[str, Any] = field(default_factory=empty_mapping)
     session_id: str | None = None
+    fence: int | None = None
 
     def with_updates(self, **changes: Any) -> CallContext:
         """A copy with `changes` (`dataclasses.replace`: an unknown name is a `TypeError`)."""
@@ -88,4 +91,4 @@ def with_call(context: CallContext, call_id: str) -> CallContext:
     if c.call_id and c.attempt:
         return c
     return CallContext(c.conversation_id, c.principal, c.call_id or call_id, c.run_id, c.occurrence,
-                       c.idempotency_key, c.attempt or 1, c.metadata, c.session_id)
+                       c.idempotency_key, c.attempt or 1, c.metadata, c.session_id, c.fence)

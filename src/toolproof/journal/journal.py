@@ -130,8 +130,12 @@ class Journal:
                     "(docs/idempotency.md, 'Who is asking').", tool, how)
 
     # --- before dispatch ------------------------------------------------------------------------------------
-    def new_intent(self, tool: Tool, arguments: Mapping[str, Any], context: CallContext, parts: KeyParts) -> Intent:
+    def new_intent(self, tool: Tool, arguments: Mapping[str, Any], context: CallContext, parts: KeyParts, *,
+                   above: Intent | None = None) -> Intent:
+        """The intent to claim; `above`, the holder it takes over from, whose fencing token it must exceed."""
         now = self.now()
+        if above is not None and above.fence >= int(now * 1_000_000):
+            now = (above.fence + 1) / 1_000_000
         return Intent(
             key=parts.key, operation_id=parts.operation_id, tool=tool.name, fingerprint=parts.fingerprint,
             arguments=redact_arguments(tool, arguments, validated=True), status="in_flight", created_at=now,
@@ -259,13 +263,16 @@ class Journal:
         secrets = secrets_in(arguments, tool.secret_paths) if arguments is not None else []
         try:
             if how == "release":
-                yield Io(store.journal_release, store.ajournal_release, (intent.key, intent.owner))
+                ours = yield Io(store.journal_release, store.ajournal_release, (intent.key, intent.owner))
             else:
                 outcome = stored_outcome(final, secrets)
-                yield Io(store.journal_finish, store.ajournal_finish, (intent.key, intent.owner, how, outcome,
-                                                                        self.now()))
-                if how == "unknown" and "stop_id" not in final.meta.extra:  # the orchestrator may have written one
+                ours = yield Io(store.journal_finish, store.ajournal_finish, (intent.key, intent.owner, how, outcome,
+                                                                               self.now()))
+                if ours and how == "unknown" and "stop_id" not in final.meta.extra:  # the orchestrator's, or ours
                     yield Io(store.add_stop, store.aadd_stop, (self._stop(intent, final, secrets),))
+            if not ours:  # its lease lapsed or was taken over: the owner's entry stands, this is evidence
+                yield Io(store.add_stop, store.aadd_stop, (fenced_stop(intent, final, how, secrets, self.now()),))
+                return _with_extra(final, journal="fenced")
         except Exception:
             return _with_extra(final, journal="unrecorded")
         return final
@@ -483,6 +490,26 @@ def lost_worker_stop(found: Intent, now: float) -> StopRecord:
         extra={"owner": found.owner, "host": host, "pid": pid, "operation_id": found.operation_id,
                "claimed_at": found.created_at, "lease_until": found.lease_until, "principal": found.principal,
                "next": resolve},
+    )
+
+
+def fenced_stop(intent: Intent, envelope: Envelope, how: Settlement, secrets: list[str], now: float) -> StopRecord:
+    """A settle the journal refused, since the claim is no longer this worker's (its lease lapsed, or another
+    worker took the key over): what this worker's attempt ended in, kept as evidence beside the owner's entry,
+    never over it."""
+    error = envelope.error
+    said = "succeeded" if error is None else f"ended in {error.error_class} {error.code}"
+    return StopRecord(
+        id=new_call_id(), at=now, tool=intent.tool, call_id=intent.call_id or envelope.meta.call_id,
+        arguments=intent.arguments, error_class=str(ErrorClass.OUTCOME_UNKNOWN), code="FENCED",
+        message=(f"A worker whose claim on {intent.tool} (key {intent.key}, token {intent.fence}) had lapsed or "
+                 f"been taken over finished its attempt: it {said}. The journal kept the current entry; this "
+                 "record keeps what the late attempt said. Check the tool's own system for a second effect "
+                 "(a store that checks the fencing token refused it)."),
+        attempts=envelope.meta.attempts, effect_status="done" if how == "done" else "unknown", reason="fenced",
+        conversation_id=intent.conversation_id, idempotency_key=intent.key,
+        extra={"owner": intent.owner, "fence": intent.fence, "settlement": how,
+               "evidence": stored_outcome(envelope, secrets)},
     )
 
 

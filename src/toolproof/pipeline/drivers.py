@@ -92,7 +92,10 @@ def run_here(handler: Callable[..., Any], bound: Args, clock: Clock) -> Outcome:
 
 
 async def dispatch_async(effect: Dispatch, clock: Clock) -> Outcome:
-    """Await the handler under its time limit; a sync handler runs on a worker thread, never on the loop.
+    """Await the handler under its time limit; a sync handler runs on a worker thread, never on the loop: its
+    own daemon thread under its tool's `timeout_s` (the caller stops waiting; an abandoned handler never holds
+    a pool thread), else the loop's pool (one hop: as on the sync path, a sync handler without `timeout_s` is
+    bounded by the call's wall budget only between attempts). An async handler is cut off at its limit.
 
     A sync handler's own exceptions (StopIteration included, which a Future cannot carry) come back inside its
     `Outcome`, caught on its thread."""
@@ -104,7 +107,7 @@ async def dispatch_async(effect: Dispatch, clock: Clock) -> Outcome:
         if tool.is_async:
             coro = tool.handler(*effect.args, **effect.kwargs)
             value = await (coro if timeout is None else _bounded(coro, timeout))
-        elif timeout is not None:
+        elif timeout is not None and tool.timeout_s is not None:
             future = _in_thread(f"toolproof-{tool.name}", run_here, (tool.handler, bound, clock))
             done, _ = await asyncio.wait((asyncio.wrap_future(future),), timeout=timeout)
             if not done:

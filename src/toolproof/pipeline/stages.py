@@ -26,12 +26,14 @@ from ..contract.envelope import Envelope, ErrorInfo, Meta, plain_error, success_
 from ..contract.errors import (
     CLASS_SPECS,
     TRANSIENT_CLASSES,
+    EffectFact,
     ErrorClass,
     InvalidArgument,
     NextAction,
     OutcomeUnknown,
     ToolError,
     ToolTimeout,
+    effect_fact,
 )
 from ..contract.redaction import redact_error, secrets_in
 from ..contract.tool import Tool
@@ -133,6 +135,8 @@ def claim_intent(env: Env, s: CallState) -> Steps:
         found, tries = yield from claim_retrying(env, s, intent)
         if found.kind == "proceed":
             s.intent = intent
+            s.context = s.context.with_updates(fence=intent.fence)
+            s.bound = tool.bind(s.args, s.context)  # the tool sees its fencing token
             return None
         if found.kind == "replay":
             audit(env, s, "replayed", attempt=0)  # the trail shows every answer, a stored one too
@@ -145,6 +149,7 @@ def claim_intent(env: Env, s: CallState) -> Steps:
         envelope = yield from verify_entry(env, s, found)
         if envelope is not None:
             return envelope  # else the key was released (not done) or settled meanwhile: claim again
+        intent = env.journal.new_intent(tool, s.args, s.context, s.key, above=found.intent)
 
 
 def verifiable(s: CallState, found: Claim) -> bool:
@@ -407,7 +412,9 @@ def decide(env: Env, s: CallState) -> Steps:
             return envelope
     error, tool = s.error, s.tool
     assert error is not None, "decide runs after a failed attempt"
-    no_effect = s.verified is not None and s.verified.said == "not_done"  # so it may be sent again, once
+    # A failure known to have done nothing (a 429, an upstream it never reached, a verify that found no effect)
+    # may be sent again under the same key: the write rule guards what may have happened, not this.
+    no_effect = effect_fact(error.error_class, error.effect_done, dispatched=True) is EffectFact.NONE
     decision = decide_retry(
         env.retry, error_class=error.error_class, attempts=s.attempts, now=env.clock.monotonic(),
         effect=tool.effect, idempotent=tool.idempotent or no_effect, risk=tool.risk, retry_after_s=error.retry_after_s,

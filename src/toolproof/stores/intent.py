@@ -35,5 +35,13 @@ class Intent:
     outcome: Any = None  # {"result": ...} or {"error": {...}}: what a repeat gets back
     resolution: str | None = None
 
+    @property
+    def fence(self) -> int:
+        """The claim's fencing token: its claim time in microseconds. A takeover claims later than the holder
+        it replaces (and never below it, `Journal.new_intent`), so the token grows with each takeover as long
+        as the workers' clocks agree to within a lease; a tool passes it to its own store, which refuses a
+        write carrying a smaller one (docs/idempotency.md, "Fencing")."""
+        return int(self.created_at * 1_000_000)
+
     def to_dict(self) -> dict[str, Any]:
         return {name: getattr(self, name) for name in self.__slots__}
