@@ -106,17 +106,20 @@ def _verdict(key: str, call: ServerCall, replies: list[Reply], *, counted: bool)
     effects = round(call.effects) if counted else None
     told = tuple(r.told for r in replies)
     name = call.tool.name
-    if key.startswith("identity_"):  # the second call is another operation: it must not be the first's replay
-        replayed = replies[-1].replayed
-        if replayed:
-            whose = "conversation" if key == "identity_conversation" else "principal"
-            return Check(name, key, "fail", effects, told,
-                         f"answered with the first call's result (replayed) for another {whose}")
-        if effects is not None and key == "identity_conversation" and effects < 2:
-            return Check(name, key, "fail", effects, told, "the second conversation's call did not run")
+    if key.startswith("identity_"):  # the second call is another operation: it runs, or it is refused
+        whose = "conversation" if key == "identity_conversation" else "principal"
+        if replies[-1].replayed:
+            return Check(name, key, "fail", effects, told, f"answered with the first call's result (replayed) for "
+                                                            f"another {whose}")
+        if effects is not None and replies[-1].ok and effects < 2:
+            return Check(name, key, "fail", effects, told, f"the other {whose} was told ok, but its call did not "
+                                                            f"run ({effects} effect(s) for the two operations)")
         return Check(name, key, "pass", effects, told, "treated as another operation")
     if effects is not None:
-        verdict: Verdict = "pass" if effects <= 1 else "fail"
+        if effects == 0:
+            return Check(name, key, "not observable", effects, told, "it never took effect: give --args for a call "
+                                                                     "that does")
+        verdict: Verdict = "pass" if effects == 1 else "fail"
         return Check(name, key, verdict, effects, told, f"ran {effects} time(s) (--count-with {call.run.count_with})")
     if replies[-1].replayed:
         return Check(name, key, "pass", None, told, "the repeat was answered as a replay (not counted: no "
