@@ -5,6 +5,7 @@ The tool's annotations are module-level types (no `from __future__ import annota
 library resolves them the same way from the function's globals.
 """
 
+import asyncio
 import dataclasses
 import datetime as dt
 import json
@@ -26,8 +27,11 @@ QuantityKg = Annotated[float, Field(ge=10, le=5000)]
 TIMEOUT_S = 0.1  # the built-in tool timeout each peer is configured with in scenario 5
 SLOW_S = 0.4  # how long the slow body keeps running after it committed (well past TIMEOUT_S)
 
-Body = Literal["ok", "commit_then_timeout", "commit_then_slow"]
-Policy = Literal["once", "obedient", "eager", "stubborn"]
+#: How the body behaves: on every run, or (`*_once`) on its first run only, the later runs plain.
+Body = Literal["ok", "commit_then_timeout", "commit_then_slow", "reset_once", "slow_once", "rate_limit_once",
+               "nothing_once"]
+Policy = Literal["once", "obedient", "eager", "stubborn", "always"]
+RETRY_AFTER_S = 0.2  # the Retry-After of the staged 429
 Kind = Literal["extra", "enum", "coerce", "datetime", "effect"]
 
 GOOD = {"crop": "onion", "quantity_kg": 400, "delivery_date": "2026-12-03"}
@@ -44,6 +48,8 @@ class Scenario:
     body: Body = "ok"
     policy: Policy = "once"
     timeout: bool = False  # configure the peer's built-in tool timeout (TIMEOUT_S)
+    parallel: int = 1  # the same call this many times in the model's first response (a race)
+    resend_args: dict[str, Any] | None = None  # the resend's arguments (default: the same call)
 
 
 POLICY_TEXT = {
@@ -51,6 +57,7 @@ POLICY_TEXT = {
     "obedient": "the model resends the same call once only if the reply tells it to try again",
     "eager": "the model resends the same call once after any error reply that does not tell it not to",
     "stubborn": "the model resends the same call once after any error reply, whatever it says",
+    "always": "the call is sent once more whatever the reply (its stream was cut before the reply arrived)",
 }
 
 SCENARIOS: tuple[Scenario, ...] = (
@@ -74,6 +81,35 @@ SCENARIOS: tuple[Scenario, ...] = (
 )
 
 
+#: The double-effect scenarios of `toolproof chaos` (the same keys), as far as a library's loop can be given them:
+#: one logical operation each, a stubborn model, the orders table counting the effects.
+EFFECT_SCENARIOS: tuple[Scenario, ...] = (
+    Scenario("reply_lost", "the effect commits, the reply is lost (ConnectionResetError); the model resends",
+             "effect", GOOD, body="reset_once", policy="stubborn"),
+    Scenario("timeout_after_commit", f"the effect commits, the body runs past the {TIMEOUT_S:g} s tool timeout; the "
+             "model resends", "effect", GOOD, body="slow_once", policy="stubborn", timeout=True),
+    Scenario("racing_resends", "the model sends the same call twice in one response", "effect", GOOD,
+             policy="once", parallel=2),
+    Scenario("rate_limited", f"the first run gets a 429 (Retry-After {RETRY_AFTER_S:g} s) before any effect; the "
+             "model resends", "effect", GOOD, body="rate_limit_once", policy="stubborn"),
+    Scenario("changed_arguments", "the operation is sent again in the same conversation with quantity_kg changed",
+             "effect", GOOD, policy="always", resend_args={**GOOD, "quantity_kg": 401}),
+    Scenario("new_request_id", "the effect commits, the stream is cut; the call is re-issued (a new call id)",
+             "effect", GOOD, policy="always"),
+    Scenario("ok_did_nothing", "the body answers ok having done nothing; only a verify hook can tell", "effect",
+             GOOD, body="nothing_once", policy="once"),
+)
+#: The chaos scenario these tables cannot stage: it needs a process per library to kill.
+NOT_STAGED = {"worker_killed": "needs a worker process per library to kill: run `toolproof chaos` on your toolset"}
+
+
+class RateLimitedError(Exception):
+    """The staged 429, as an HTTP client raises it: `status_code` and `retry_after` set, nothing done."""
+
+    status_code = 429
+    retry_after = RETRY_AFTER_S
+
+
 class OrderBook:
     """A real SQLite file with an `orders` table; the tool body inserts and commits one row per run."""
 
@@ -87,23 +123,34 @@ class OrderBook:
             " quantity_kg REAL NOT NULL, delivery_date TEXT NOT NULL, created_at TEXT NOT NULL)"
         )
         self.seen: list[dict[str, str]] = []  # what the body received, one entry per run
+        self.keys: dict[str, int] = {}  # order ids by the idempotency key a body was given (toolproof's)
         self._running = 0
 
-    def place(self, crop: str, quantity_kg: float, delivery_date: dt.date) -> dict[str, Any]:
+    def place(self, crop: str, quantity_kg: float, delivery_date: dt.date, key: str | None = None) -> dict[str, Any]:
         with self._lock:
             self._running += 1
+            first = not self.seen
             self.seen.append({"crop": repr(crop), "quantity_kg": f"{quantity_kg!r} ({type(quantity_kg).__name__})",
                               "delivery_date": f"{type(delivery_date).__name__} {delivery_date}"})
+        body = self.body if first or not self.body.endswith("_once") else "ok"
         try:
+            if body == "rate_limit_once":
+                raise RateLimitedError(f"429 Too Many Requests (Retry-After: {RETRY_AFTER_S:g})")
+            if body == "nothing_once":
+                return {"order_id": 0, "crop": crop, "quantity_kg": quantity_kg, "delivery_date": str(delivery_date)}
             with self._lock:
                 cur = self._db.execute(  # autocommit: the row is durable when execute returns
                     "INSERT INTO orders (crop, quantity_kg, delivery_date, created_at) VALUES (?, ?, ?, ?)",
                     (crop, float(quantity_kg), str(delivery_date), dt.datetime.now(dt.UTC).isoformat()),
                 )
                 order_id = cur.lastrowid
-            if self.body == "commit_then_timeout":
+                if key is not None and order_id is not None:
+                    self.keys[key] = order_id
+            if body == "commit_then_timeout":
                 raise TimeoutError("the reply to place_order was lost after the order was committed")
-            if self.body == "commit_then_slow":
+            if body == "reset_once":
+                raise ConnectionResetError("connection reset after the order was committed")
+            if body in ("commit_then_slow", "slow_once"):
                 time.sleep(SLOW_S)
             return {"order_id": order_id, "crop": crop, "quantity_kg": quantity_kg,
                     "delivery_date": str(delivery_date)}
@@ -185,6 +232,8 @@ def _is_json_container(text: str) -> bool:
 
 def wants_resend(policy: Policy, reply: Reply) -> bool:
     """The scripted model's one decision after a reply: send the same call again, or stop."""
+    if policy == "always":
+        return True
     if policy == "once" or not reply.error:
         return False
     if policy == "obedient":
@@ -214,12 +263,36 @@ class Observation:
         return dataclasses.asdict(self)
 
 
+@dataclass
+class Turns:
+    """The scripted model's turns, for every loop: the first response holds the scenario's call (`parallel` times);
+    after reading the replies it resends once (`resend_args`, else the same call) if its policy says so."""
+
+    scenario: Scenario
+    obs: Observation
+    turns: int = 0
+
+    def next(self, replies: list[Reply]) -> list[dict[str, Any]]:
+        """The calls of the model's next response, after reading `replies` (empty: it is done)."""
+        self.obs.replies.extend(replies)
+        s = self.scenario
+        if self.turns == 0:
+            calls = [dict(s.args) for _ in range(s.parallel)]
+        elif self.turns == 1 and replies and any(wants_resend(s.policy, r) for r in replies):
+            calls = [dict(s.resend_args or s.args)]
+        else:
+            calls = []
+        self.turns += 1
+        self.obs.calls_sent += len(calls)
+        return calls
+
+
 async def simple_loop(scenario: Scenario, send: Callable[[dict[str, Any]], Awaitable[Reply]],
                       obs: Observation) -> None:
-    """The agent loop for peers that have none of their own (MCP clients, toolproof): send, read, maybe resend."""
-    for _ in range(2):
-        obs.calls_sent += 1
-        reply = await send(dict(scenario.args))
-        obs.replies.append(reply)
-        if not wants_resend(scenario.policy, reply) or obs.calls_sent >= 2:
-            return
+    """The agent loop for peers that have none of their own (MCP clients, toolproof): send, read, maybe resend;
+    the calls of one response run at once."""
+    turns = Turns(scenario, obs)
+    calls = turns.next([])
+    while calls:
+        replies = list(await asyncio.gather(*(send(c) for c in calls)))
+        calls = turns.next(replies)

@@ -13,7 +13,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from benchmarks.peers._common import Observation, OrderBook, Reply, Scenario, wants_resend
+from benchmarks.peers._common import Observation, OrderBook, Reply, Scenario, Turns
 from benchmarks.peers._toolproof import envelope_reply, runner_for
 
 NAME = "langgraph with toolproof"
@@ -35,11 +35,14 @@ def _reply(message: Any) -> Reply:
     return envelope_reply(f"ToolMessage status={message.status}", str(message.content))
 
 
-def _model(scenario: Scenario, obs: Observation) -> Any:
+def _model(scenario: Scenario, obs: Observation, to_reply: Any = None) -> Any:
     """A chat model that follows the scenario's policy; built here so langchain is imported only when present."""
     from langchain_core.language_models import BaseChatModel
     from langchain_core.messages import AIMessage, BaseMessage, ToolMessage
     from langchain_core.outputs import ChatGeneration, ChatResult
+
+    read = to_reply or _reply
+    turns = Turns(scenario, obs)
 
     def answer(message: Any) -> ChatResult:
         return ChatResult(generations=[ChatGeneration(message=message)])
@@ -54,16 +57,19 @@ def _model(scenario: Scenario, obs: Observation) -> Any:
 
         def _generate(self, messages: list[BaseMessage], stop: Any = None, run_manager: Any = None,
                       **kwargs: Any) -> ChatResult:
-            if isinstance(messages[-1], ToolMessage):
-                reply = _reply(messages[-1])
-                obs.replies.append(reply)
-                if obs.calls_sent >= 2 or not wants_resend(scenario.policy, reply):
-                    return answer(AIMessage("Done."))
-            elif obs.calls_sent:
+            fresh: list[Any] = []
+            for m in reversed(messages):
+                if not isinstance(m, ToolMessage):
+                    break
+                fresh.insert(0, m)
+            if not fresh and turns.turns:
                 return answer(AIMessage("Done."))
-            obs.calls_sent += 1
-            call = {"name": "place_order", "args": dict(scenario.args), "id": f"call-{obs.calls_sent}"}
-            return answer(AIMessage("", tool_calls=[call]))
+            calls = turns.next([read(m) for m in fresh])
+            if not calls:
+                return answer(AIMessage("Done."))
+            return answer(AIMessage("", tool_calls=[{"name": "place_order", "args": args,
+                                                     "id": f"call-{obs.calls_sent}-{i}"}
+                                                    for i, args in enumerate(calls)]))
 
     return ScriptedChatModel()
 

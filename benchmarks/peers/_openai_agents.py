@@ -21,8 +21,8 @@ from benchmarks.peers._common import (
     OrderBook,
     Reply,
     Scenario,
+    Turns,
     make_place_order,
-    wants_resend,
 )
 
 NAME = "openai-agents"
@@ -38,22 +38,24 @@ def available() -> bool:
 
 
 def steps(scenario: Scenario, obs: Observation, to_reply: Callable[[str], Reply]) -> Any:
-    """The `ScriptedModel`: each step reads the last `function_call_output`, applies the policy, and sends the
-    scenario's call or an assistant message."""
+    """The `ScriptedModel`: each step reads the new `function_call_output`s, applies the policy, and sends the
+    scenario's call(s) or an assistant message."""
     from agents.testing import ModelStep, ScriptedModel, assistant_message, function_call
+
+    turns = Turns(scenario, obs)
+    read = [0]
 
     def step(call: Any) -> Any:
         items = call.input if isinstance(call.input, list) else []
         outputs = [i for i in items if isinstance(i, dict) and i.get("type") == "function_call_output"]
-        if len(outputs) > len(obs.replies):
-            reply = to_reply(str(outputs[-1].get("output", "")))
-            obs.replies.append(reply)
-            if obs.calls_sent >= 2 or not wants_resend(scenario.policy, reply):
-                return [assistant_message("Done.")]
-        elif obs.calls_sent:
+        fresh, read[0] = outputs[read[0]:], len(outputs)
+        if not fresh and turns.turns:
             return [assistant_message("Done.")]
-        obs.calls_sent += 1
-        return [function_call("place_order", dict(scenario.args), call_id=f"call-{obs.calls_sent}")]
+        calls = turns.next([to_reply(str(o.get("output", ""))) for o in fresh])
+        if not calls:
+            return [assistant_message("Done.")]
+        return [function_call("place_order", args, call_id=f"call-{obs.calls_sent}-{i}")
+                for i, args in enumerate(calls)]
 
     return ScriptedModel([ModelStep.respond(step) for _ in range(4)])
 

@@ -18,8 +18,8 @@ from benchmarks.peers._common import (
     OrderBook,
     Reply,
     Scenario,
+    Turns,
     make_place_order,
-    wants_resend,
 )
 
 NAME = "pydantic-ai"
@@ -43,25 +43,24 @@ def _reply(part: Any) -> Reply:
 
 
 def script(scenario: Scenario, obs: Observation, to_reply: Callable[[Any], Reply]) -> Callable[..., Any]:
-    """The `FunctionModel` function: send the scenario's call, read the `ToolReturnPart`, maybe resend once."""
+    """The `FunctionModel` function: send the scenario's call, read the `ToolReturnPart`s, maybe resend once."""
     from pydantic_ai.messages import ModelRequest, ModelResponse, TextPart, ToolCallPart, ToolReturnPart
     from pydantic_ai.models.function import AgentInfo
+
+    turns = Turns(scenario, obs)
 
     def model(messages: list[Any], info: AgentInfo) -> ModelResponse:
         if obs.schema_closed is None and info.function_tools:
             obs.schema_closed = info.function_tools[0].parameters_json_schema.get("additionalProperties") is False
         last = messages[-1]
         returns = [p for p in last.parts if isinstance(p, ToolReturnPart)] if isinstance(last, ModelRequest) else []
-        if returns:
-            reply = to_reply(returns[0])
-            obs.replies.append(reply)
-            if obs.calls_sent >= 2 or not wants_resend(scenario.policy, reply):
-                return ModelResponse(parts=[TextPart("Done.")])
-        elif obs.calls_sent:
+        if not returns and turns.turns:
             return ModelResponse(parts=[TextPart("Done.")])
-        obs.calls_sent += 1
-        return ModelResponse(parts=[ToolCallPart("place_order", dict(scenario.args),
-                                                 tool_call_id=f"call-{obs.calls_sent}")])
+        calls = turns.next([to_reply(p) for p in returns])
+        if not calls:
+            return ModelResponse(parts=[TextPart("Done.")])
+        return ModelResponse(parts=[ToolCallPart("place_order", args, tool_call_id=f"call-{obs.calls_sent}-{i}")
+                                    for i, args in enumerate(calls)])
 
     return model
 

@@ -7,11 +7,22 @@ and ask_person mean do not call again). Writes go through a Runner on a SQLite s
 
 from __future__ import annotations
 
+import functools
 import json
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from benchmarks.peers._common import TIMEOUT_S, Observation, OrderBook, Reply, Scenario, make_place_order, simple_loop
+from benchmarks.peers._common import (
+    TIMEOUT_S,
+    Observation,
+    OrderBook,
+    RateLimitedError,
+    Reply,
+    Scenario,
+    make_place_order,
+    simple_loop,
+)
 
 NAME = "toolproof"
 DIST = "toolproof"
@@ -32,7 +43,8 @@ def envelope_reply(channel: str, text: str) -> Reply:
     if "ok" not in data and isinstance(data.get("error"), str):
         data = json.loads(data["error"])
     if data["ok"]:
-        return Reply(channel, text, False, True, False, False, "ok")
+        replayed = isinstance(data.get("meta"), dict) and data["meta"].get("replayed") is True
+        return Reply(channel, text, False, True, False, False, "ok (replayed)" if replayed else "ok")
     err = data["error"]
     action = err.get("next_action")
     key = f", idempotency_key={err['idempotency_key']}" if err.get("idempotency_key") else ""
@@ -40,12 +52,27 @@ def envelope_reply(channel: str, text: str) -> Reply:
                  f"{err['class']}, next_action={action}{key}")
 
 
+def classified(fn: Callable[..., Any]) -> Callable[..., Any]:
+    """The function as a toolproof tool is written: its client's 429 raised as `toolproof.RateLimited` (with the
+    Retry-After), every other exception as it is."""
+    import toolproof
+
+    @functools.wraps(fn)
+    def place_order(*args: Any, **kwargs: Any) -> Any:
+        try:
+            return fn(*args, **kwargs)
+        except RateLimitedError as exc:
+            raise toolproof.RateLimited(str(exc), retry_after_s=exc.retry_after) from exc
+
+    return place_order
+
+
 def runner_for(scenario: Scenario, book: OrderBook, tmp: Path, obs: Observation, name: str = NAME) -> Any:
     """The Runner every toolproof column uses: `place_order` as a plain write, a SQLite journal of its own."""
     import toolproof
 
     tool = toolproof.tool(effect="write", idempotent=False, timeout_s=TIMEOUT_S if scenario.timeout else None)(
-        make_place_order(book)
+        classified(make_place_order(book))
     )
     obs.schema_closed = tool.input_schema.get("additionalProperties") is False
     toolset = toolproof.Toolset([tool])

@@ -40,6 +40,7 @@ import contextlib
 import datetime as dt
 import importlib
 import json
+import logging
 import re
 import sys
 import tempfile
@@ -52,15 +53,40 @@ from typing import Any
 from rich.console import Console
 from rich.table import Table
 
-from benchmarks.peers._common import CROPS, POLICY_TEXT, SCENARIOS, Observation, OrderBook, Reply, Scenario
+from benchmarks.peers._common import (
+    CROPS,
+    EFFECT_SCENARIOS,
+    NOT_STAGED,
+    POLICY_TEXT,
+    SCENARIOS,
+    Observation,
+    OrderBook,
+    Reply,
+    Scenario,
+)
 
 DRIVERS = ("_toolproof", "_pydantic_ai", "_pydantic_ai_toolproof", "_openai_agents", "_openai_agents_toolproof",
            "_langgraph_toolproof", "_mcp")
-PINNED = {"pydantic-ai-slim": "2.68.0", "openai-agents": "0.24.0", "mcp": "2.3.0", "langgraph": "1.2"}
+#: The double-effect table's rows: every framework's defaults and the once-only libraries, with and without
+#: toolproof (a `module:attribute` names a driver object inside a module).
+EFFECT_DRIVERS = ("_once_libraries:bare", "_toolproof", "_toolproof_verify", "_pydantic_ai", "_pydantic_ai_toolproof",
+                  "_openai_agents", "_openai_agents_toolproof", "_langgraph", "_langgraph_toolproof",
+                  "_langchain_retry", "_langchain_retry_toolproof", "_fastmcp_retry", "_mcp", "_mcp_toolproof",
+                  "_once_libraries:call4agents", "_once_libraries:idemkit", "_once_libraries:agent_once",
+                  "_once_libraries:agent_outbox", "_once_libraries:deduplex", "_once_libraries:governance")
+#: The versions the `peers` extra pins (pyproject.toml), and so the ones the published tables were measured on.
+PINNED = {"pydantic-ai-slim": "2.68.0", "openai-agents": "0.24.0", "mcp": "2.3.0", "langgraph": "1.2.24",
+          "langchain": "1.5.2", "fastmcp-slim": "4.2.3", "call4agents": "0.5.0", "idemkit": "1.0.2",
+          "agent-once": "0.1.0", "agent-outbox": "0.1.1", "deduplex": "0.1.0", "agent-runtime-governance": "0.9.1"}
 DOC_START = "<!-- peers-table:start -->"
 DOC_END = "<!-- peers-table:end -->"
 SUMMARY_START = "<!-- peers-summary:start -->"  # the README's short table: one fault per row, short cells
 SUMMARY_END = "<!-- peers-summary:end -->"
+EFFECTS_START = "<!-- peers-effects:start -->"  # docs/peers.md's double-effect table
+EFFECTS_END = "<!-- peers-effects:end -->"
+EFFECTS_SUMMARY_START = "<!-- peers-effects-summary:start -->"  # the README's: double effects per row
+EFFECTS_SUMMARY_END = "<!-- peers-effects-summary:end -->"
+REPEATS = ("reply_lost", "timeout_after_commit", "racing_resends", "rate_limited", "new_request_id")
 REGENERATE = "python -m benchmarks.peers.compare --update-doc docs/peers.md --update-readme README.md"
 SUMMARY_ROWS = {"1": "unknown extra argument", "2": "enum violation", "3a": '`"100"` for a number',
                 "3b": "a midnight datetime for a date",
@@ -68,8 +94,14 @@ SUMMARY_ROWS = {"1": "unknown extra argument", "2": "enum violation", "3a": '`"1
                 "5b": "the tool timeout (0.1 s), body commits anyway; a model that resends unless told not to"}
 
 
-def drivers() -> list[ModuleType]:
-    return [importlib.import_module(f"benchmarks.peers.{name}") for name in DRIVERS]
+def drivers(names: tuple[str, ...] = DRIVERS) -> list[Any]:
+    """The driver modules (or, for `module:attribute`, the driver objects inside one)."""
+    found: list[Any] = []
+    for name in names:
+        module, _, attr = name.partition(":")
+        loaded: ModuleType = importlib.import_module(f"benchmarks.peers.{module}")
+        found.append(getattr(loaded, attr) if attr else loaded)
+    return found
 
 
 def dist_version(dist: str) -> str | None:
@@ -79,16 +111,16 @@ def dist_version(dist: str) -> str | None:
         return None
 
 
-def column_title(driver: ModuleType) -> str:
+def column_title(driver: Any) -> str:
     v = dist_version(driver.DIST)
-    if driver.DIST == "toolproof":
-        return f"toolproof {v or '(source tree)'}"
+    if driver.DIST == "toolproof":  # "toolproof with verify=": the variant after the version
+        return f"toolproof {v or '(source tree)'}{driver.NAME.removeprefix('toolproof')}"
     suffix = getattr(driver, "SUFFIX", "")  # "with toolproof": the framework driven through its adapter
     base = driver.NAME.removesuffix(suffix)
     return f"{base} {v}{suffix}" if v else driver.NAME
 
 
-async def run_one(driver: ModuleType, scenario: Scenario, tmp: Path) -> Observation:
+async def run_one(driver: Any, scenario: Scenario, tmp: Path) -> Observation:
     slug = re.sub(r"\W+", "-", driver.NAME)  # one orders table per column (two columns share a DIST)
     book = OrderBook(tmp / f"orders-{slug}-{scenario.key}.sqlite3", scenario.body)
     try:
@@ -111,9 +143,26 @@ async def run_all() -> dict[str, Any]:
         "scenarios": [{"key": s.key, "title": s.title, "kind": s.kind, "args": s.args, "body": s.body,
                        "policy": s.policy, "timeout": s.timeout} for s in SCENARIOS],
         "peers": {},
+        "effect_scenarios": [{"key": s.key, "title": s.title} for s in EFFECT_SCENARIOS],
+        "not_staged": NOT_STAGED,
+        "effects": {},
     }
+    for name in ("toolproof", "once", "call4agents", "deduplex", "idemkit", "agent_runtime_governance"):
+        logging.getLogger(name).addHandler(logging.NullHandler())  # staged faults are logged as real ones
+        logging.getLogger(name).propagate = False
     with tempfile.TemporaryDirectory(prefix="toolproof-peers-") as tmp, warnings.catch_warnings():
         warnings.simplefilter("ignore")
+        for driver in drivers(EFFECT_DRIVERS):
+            entry = {"title": column_title(driver), "version": dist_version(driver.DIST),
+                     "installed": driver.available(), "observations": {}}
+            results["effects"][driver.NAME] = entry
+            for scenario in EFFECT_SCENARIOS if entry["installed"] else ():
+                try:
+                    obs = await run_one(driver, scenario, Path(tmp))
+                    entry["observations"][scenario.key] = {"cell": effect_cell(scenario, obs), **obs.to_dict()}
+                except Exception as exc:
+                    entry["observations"][scenario.key] = {"cell": f"driver failed: {type(exc).__name__}: {exc}",
+                                                           "rows": None}
         for driver in drivers():
             entry: dict[str, Any] = {"title": column_title(driver), "version": dist_version(driver.DIST)}
             results["peers"][driver.NAME] = entry
@@ -190,6 +239,66 @@ def describe(scenario: Scenario, obs: Observation) -> str:
         parts.append("store: memory")
     parts += [n for n in obs.notes if not n.startswith("store:")]
     return "; ".join(parts)
+
+
+def _told(reply: Reply) -> str:
+    if reply.summary:
+        return reply.summary.split(", idempotency_key=")[0]
+    if not reply.error:
+        return "ok"
+    if reply.channel == "raised":  # a library's exception: its class says it
+        return reply.text.split(":")[0]
+    return f"{reply.channel}: {_short(reply.text, 48)}"
+
+
+def effect_cell(scenario: Scenario, obs: Observation) -> str:
+    """One cell of the double-effect table: the orders the one operation made (the effects), marked DOUBLE
+    when more than one, then what the model was told in order, and what escaped."""
+    orders = f"**{obs.rows} DOUBLE**" if obs.rows > 1 else str(obs.rows)
+    if obs.rows == 0 and scenario.body != "nothing_once":
+        orders = "0 (never done)"
+    told = " → ".join(_told(r) for r in obs.replies)
+    parts = [orders, told] if told else [orders]
+    if obs.escaped:
+        parts.append(f"{obs.escaped.split(':')[0]} escaped the run")
+    if scenario.body == "nothing_once":
+        verdict = obs.extra.get("verify")
+        parts.append("caught by verify" if verdict == "caught" else "missed by verify" if verdict == "missed"
+                     else "not caught (nothing asks the shop)")
+    parts += [n for n in obs.notes if not n.startswith("store:")]
+    return "; ".join(parts)
+
+
+def to_effects_markdown(results: dict[str, Any]) -> str:
+    """docs/peers.md's double-effect table: one row per framework or library, one column per scenario."""
+    scenarios = results["effect_scenarios"]
+    lines = ["| | " + " | ".join(f"`{s['key']}`" for s in scenarios) + " |", "|---" * (len(scenarios) + 1) + "|"]
+    for peer in results["effects"].values():
+        if not peer["installed"]:
+            cells = ["not installed"] * len(scenarios)
+        else:
+            cells = [peer["observations"][s["key"]]["cell"] for s in scenarios]
+        lines.append(f"| {peer['title']} | " + " | ".join(c.replace("|", "\\|") for c in cells) + " |")
+    lines += ["", *(f"`{k}`: not staged here, it {why}." for k, why in results["not_staged"].items()), "",
+              f"Measured {results['date']} on Python {results['python']} by `{REGENERATE}`."]
+    return "\n".join(lines)
+
+
+def to_effects_summary(results: dict[str, Any]) -> str:
+    """The README's short form: per row, how many of the repeat scenarios took effect more than once, and in
+    which the order was never placed at all."""
+    lines = ["| | double effects | in | never done in |", "|---|---|---|---|"]
+    for peer in results["effects"].values():
+        if not peer["installed"]:
+            lines.append(f"| {peer['title']} | not installed | | |")
+            continue
+        obs = peer["observations"]
+        doubles = [k for k in REPEATS if (obs[k].get("rows") or 0) > 1]
+        never = [k for k in REPEATS if obs[k].get("rows") == 0]
+        lines.append(f"| {peer['title']} | {len(doubles)} of {len(REPEATS)} | {', '.join(doubles) or '-'} | "
+                     f"{', '.join(never) or '-'} |")
+    lines += ["", f"Measured {results['date']} on Python {results['python']} by `{REGENERATE}`."]
+    return "\n".join(lines)
 
 
 def brief(scenario: dict[str, Any], cell: dict[str, Any]) -> str:
@@ -286,14 +395,19 @@ def main(argv: list[str] | None = None) -> int:
     markdown = to_markdown(results)
     if args.markdown:
         print(markdown)
+        print()
+        print(to_effects_markdown(results))
     else:
         print_table(results, Console(width=200))
+        print(to_effects_markdown(results))
     if args.json:
         args.json.write_text(json.dumps(results, indent=2, default=str))
     if args.update_doc:
         update_doc(args.update_doc, markdown)
+        update_doc(args.update_doc, to_effects_markdown(results), (EFFECTS_START, EFFECTS_END))
     if args.update_readme:
         update_doc(args.update_readme, to_summary(results), (SUMMARY_START, SUMMARY_END))
+        update_doc(args.update_readme, to_effects_summary(results), (EFFECTS_SUMMARY_START, EFFECTS_SUMMARY_END))
     return 0
 
 

@@ -3,7 +3,7 @@ changed call changes an amount first and never an id or an operation key."""
 
 from __future__ import annotations
 
-from toolproof.chaos.arguments import arguments_for, changed
+from toolproof.chaos.arguments import arguments_for, changed, sample
 
 SCHEMA = {"type": "object", "required": ["order_id", "crop", "kg", "express"],
           "properties": {"order_id": {"type": "integer", "minimum": 1}, "crop": {"enum": ["onion", "jeera"]},
@@ -22,3 +22,12 @@ def test_an_amount_changes_first_within_its_bounds_and_ids_and_operation_keys_ne
     assert changed(SCHEMA, args) == ("kg", {**args, "kg": 9})  # 11 would pass the maximum
     assert changed(SCHEMA, args, operation_keys=["kg"]) == ("crop", {**args, "crop": "jeera"})
     assert changed(SCHEMA, {"order_id": 7}) is None
+
+
+def test_the_smallest_value_of_an_output_schema_follows_its_refs_and_nests() -> None:
+    schema = {"$defs": {"Crop": {"enum": ["onion", "jeera"], "type": "string"}},
+              "type": "object", "required": ["crop", "lines", "ship"],
+              "properties": {"crop": {"$ref": "#/$defs/Crop"}, "note": {"type": "string"},
+                             "lines": {"type": "array", "minItems": 1, "items": {"type": "integer", "minimum": 3}},
+                             "ship": {"anyOf": [{"type": "null"}, {"type": "string"}]}}}
+    assert sample(schema) == {"crop": "onion", "lines": [3], "ship": None}

@@ -9,7 +9,7 @@ from typing import Any
 
 import toolproof
 from toolproof.chaos import run_chaos, scenario
-from toolproof.chaos.instrument import Ledger, counting_method, instrument
+from toolproof.chaos.instrument import Ledger, counting_method, instrument, pretended
 from toolproof.chaos.scenarios import Fault
 
 
@@ -54,3 +54,17 @@ def test_idempotent_entries_under_one_key_count_once_and_others_each(tmp_path: P
         counted.handler(amount=5, ctx=toolproof.CallContext(idempotency_key=key))
     assert (ledger.entries(), ledger.effects(set_limit)) == (3, 2)
     assert "declared idempotent" in counting_method(set_limit)
+
+
+def test_a_body_that_does_nothing_answers_as_the_type_its_function_declares(tmp_path: Path) -> None:
+    from toolproof.examples.wholesaler import Shop, build_toolset
+    from toolproof.examples.wholesaler.tools import Order
+
+    shop = Shop(tmp_path / "shop.sqlite3")
+    place = build_toolset(shop).get("place_order")
+    answer = pretended(place)
+    assert isinstance(answer, Order) and answer.order_id == 1 and answer.status == "placed"
+    ledger = Ledger(tmp_path / "ledger.jsonl")
+    counted = instrument(place, ledger, Fault("skip_effect"))
+    assert counted.handler(crop="onion", quantity_kg=10, delivery_date=None, ctx=toolproof.CallContext()) == answer
+    assert (ledger.entries(), shop.count_orders()) == (0, 0)

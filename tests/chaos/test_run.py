@@ -6,11 +6,16 @@ operation keys)."""
 from __future__ import annotations
 
 import os
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
 
 import pytest
 
+import toolproof
 from tests.chaos import _targets
 from toolproof.chaos import SCENARIOS, Row, run_chaos, scenario
+from toolproof.examples.wholesaler import Shop
 
 OLD = "tests.chaos._targets:old_tools"
 NEW = "tests.chaos._targets:new_tools"
@@ -45,7 +50,7 @@ def test_the_old_order_tool_bare_takes_effect_twice_in_every_repeat_and_once_thr
 def test_the_new_tools_through_toolproof_take_effect_once_in_every_scenario() -> None:
     rows = run_chaos(_targets.new_tools(), target=NEW, through=("toolproof",))
     assert {r.tool for r in rows} == {"place_order", "cancel_order"}
-    observed = [r for r in rows if r.effects is not None]
+    observed = [r for r in rows if r.effects is not None and r.scenario != "ok_did_nothing"]
     assert len(observed) == 13  # cancel_order has no argument to change: its order id names the operation
     assert all(r.effects == 1 for r in observed), [(r.tool, r.scenario, r.effects, r.told) for r in observed]
     place = by_scenario([r for r in rows if r.tool == "place_order"], "toolproof")
@@ -85,10 +90,79 @@ def test_without_a_target_the_killed_worker_scenario_says_it_was_not_run() -> No
 
 def test_ok_having_done_nothing_is_not_observable_without_a_verify_hook() -> None:
     rows = run_chaos(_targets.old_tools(), target=OLD, tools=["order"], scenarios=[scenario("ok_did_nothing")])
-    assert [(r.effects, r.calls, r.counted) for r in rows] == [(None, 0, "not observable (no verify hook)")]
+    assert [(r.effects, r.calls, r.counted, r.caught) for r in rows] == [
+        (None, 0, "not observable (no verify hook)", None)]
+
+
+def test_ok_having_done_nothing_is_caught_by_place_orders_verify_bare_and_through_toolproof(shop_file: Path) -> None:
+    rows = run_chaos(_targets.new_tools(), target=NEW, through=("bare", "toolproof"),
+                     scenarios=[scenario("ok_did_nothing")])
+    place = [r for r in rows if r.tool == "place_order"]
+    assert [(r.through, r.told, r.effects, r.entries, r.caught) for r in place] == [
+        ("bare", ("ok",), 0, 0, True), ("toolproof", ("ok",), 0, 0, True)]
+    assert place[0].counted == "verify= hook find_order, asked after the call whether the effect exists"
+    assert place[0].note == "caught by verify: the caller was told ok; verify found no effect"
+    assert Shop(shop_file).count_orders() == 1  # only the seeded order: nothing was placed
+    cancel = [r for r in rows if r.tool == "cancel_order"]
+    assert {(r.effects, r.counted) for r in cancel} == {(None, "not observable (no verify hook)")}
+
+
+def hooked(verify: Callable[..., Any]) -> toolproof.Toolset:
+    @toolproof.tool(effect="write", verify=verify)
+    async def send_invoice(customer: str, ctx: toolproof.CallContext) -> dict[str, str]:
+        """Send the customer an invoice; each call sends one more."""
+        return {"sent_to": customer}
+
+    return toolproof.Toolset([send_invoice])
+
+
+def test_a_verify_that_says_done_misses_it_and_one_that_raises_cannot_tell() -> None:
+    def always(customer: str, ctx: toolproof.CallContext) -> dict[str, str]:
+        return {"sent_to": customer}
+
+    async def broken(customer: str, ctx: toolproof.CallContext) -> Any:
+        raise ConnectionError("the mail log is down")
+
+    args = {"send_invoice": {"customer": "asha"}}
+    missed = run_chaos(hooked(always), arguments=args, scenarios=[scenario("ok_did_nothing")])[0]
+    assert (missed.effects, missed.caught, missed.told) == (1, False, ("ok",))
+    assert missed.note == "missed: the caller was told ok; verify says the effect exists"
+    unsure = run_chaos(hooked(broken), arguments=args, scenarios=[scenario("ok_did_nothing")])[0]
+    assert (unsure.effects, unsure.caught) == (None, None)
+    assert unsure.note == "verify could not tell: it raised ConnectionError: the mail log is down"
+
+
+def test_verify_is_asked_under_the_key_toolproof_ran_the_call_with() -> None:
+    keys: list[str | None] = []
+
+    def by_key(customer: str, ctx: toolproof.CallContext) -> Any:
+        keys.append(ctx.idempotency_key)
+        return toolproof.NOT_DONE
+
+    run_chaos(hooked(by_key), arguments={"send_invoice": {"customer": "asha"}}, through=("toolproof", "bare"),
+              scenarios=[scenario("ok_did_nothing")])
+    assert len(keys) == 2 and keys[0] is not None and keys[0].startswith("tp1_") and keys[1] is None
 
 
 def test_every_scenario_has_a_distinct_key_and_an_unknown_one_is_named() -> None:
     assert len({s.key for s in SCENARIOS}) == len(SCENARIOS) == 8
     with pytest.raises(KeyError, match="no scenario 'nope'; there are: reply_lost"):
         scenario("nope")
+
+
+def test_a_plain_write_with_verify_is_settled_ok_after_the_timeout_and_the_lost_reply() -> None:
+    sent: dict[str, str] = {}
+
+    def find_invoice(customer: str, ctx: toolproof.CallContext) -> Any:
+        return {"sent_to": sent[ctx.idempotency_key]} if ctx.idempotency_key in sent else toolproof.NOT_DONE
+
+    @toolproof.tool(effect="write", verify=find_invoice)
+    def send_invoice(customer: str, ctx: toolproof.CallContext) -> dict[str, str]:
+        """Send the customer an invoice; each call sends one more."""
+        sent[ctx.idempotency_key or "-"] = customer
+        return {"sent_to": customer}
+
+    rows = run_chaos(toolproof.Toolset([send_invoice]), arguments={"send_invoice": {"customer": "asha"}},
+                     scenarios=[scenario("reply_lost"), scenario("timeout_after_commit")])
+    assert [(r.scenario, r.effects, r.told, r.calls_to_recover) for r in rows] == [
+        ("reply_lost", 1, ("ok (settled by verify)",), 1), ("timeout_after_commit", 1, ("ok (settled by verify)",), 1)]

@@ -92,3 +92,21 @@ def test_an_mcp_server_over_stdio_with_a_count_tool(tmp_path: Path) -> None:
     assert total["double_effects"] == 1
     bad = toolproof_cli("chaos", server, "--count-with", "tally", cwd=tmp_path, env=env, code=2)
     assert bad.stderr.startswith("error: the server has no tool 'tally'")
+
+
+def test_conformance_of_an_mcp_server_exits_1_when_a_check_fails(tmp_path: Path) -> None:
+    env = {"ORDERS_DB": str(tmp_path / "orders.sqlite3")}
+    server = f"stdio:{sys.executable} -m tests.mcp_servers.orders"
+    proc = toolproof_cli("chaos", server, "--conformance", "--count-with", "count_orders", "--json",
+                         "--fail-on", "double-effect", cwd=tmp_path, env=env, code=1)
+    checks = json_lines(proc.stdout)
+    assert [(c["check"], c["verdict"]) for c in checks] == [
+        ("resend", "fail"), ("cut_stream", "fail"), ("session_per_call", "fail"),
+        ("identity_conversation", "not announced"), ("identity_principal", "not announced")]
+    assert "exit 1: 3 conformance check(s) failed" in proc.stderr
+    text = toolproof_cli("chaos", server, "--conformance", "--tool", "place_order", cwd=tmp_path, env=env)
+    assert "conformance: 0 passed, 0 failed, 5 not checked" in text.stdout  # no --count-with: nothing counted
+    bad = toolproof_cli("chaos", OLD, "--conformance", cwd=tmp_path, env=env, code=2)
+    assert bad.stderr.startswith("error: --conformance checks an MCP server")
+    mixed = toolproof_cli("chaos", server, "--conformance", "--scenario", "reply_lost", cwd=tmp_path, env=env, code=2)
+    assert mixed.stderr.startswith("error: --conformance runs its own checks")

@@ -7,7 +7,7 @@ from collections.abc import Mapping, Sequence
 from datetime import date, timedelta
 from typing import Any
 
-__all__ = ["arguments_for", "changed"]
+__all__ = ["arguments_for", "changed", "sample"]
 
 
 def arguments_for(schema: Mapping[str, Any], examples: Sequence[Mapping[str, Any]] = (),
@@ -34,6 +34,28 @@ def changed(schema: Mapping[str, Any], args: dict[str, Any],
     return None
 
 
+def sample(schema: Mapping[str, Any]) -> Any:
+    """The smallest value a JSON schema allows (required fields only, `$ref`s into its `$defs` followed): the
+    answer a tool that did nothing pretends with."""
+    defs: dict[str, Any] = dict(schema.get("$defs", {}))
+
+    def walk(node: Mapping[str, Any]) -> Any:
+        ref = node.get("$ref")
+        if isinstance(ref, str) and ref.startswith("#/$defs/"):
+            return walk(defs.get(ref.removeprefix("#/$defs/"), {}))
+        for many in ("anyOf", "oneOf", "allOf"):
+            if node.get(many):
+                return walk(node[many][0])
+        if node.get("type") == "object" or "properties" in node:
+            props: dict[str, Any] = node.get("properties", {})
+            return {name: walk(props.get(name, {})) for name in node.get("required", [])}
+        if node.get("type") == "array" and node.get("minItems"):
+            return [walk(node.get("items", {})) for _ in range(int(node["minItems"]))]
+        return _value(dict(node))
+
+    return walk(schema)
+
+
 def _value(schema: dict[str, Any]) -> Any:
     if "enum" in schema:
         return schema["enum"][0]
@@ -44,6 +66,8 @@ def _value(schema: dict[str, Any]) -> Any:
         return schema.get("minimum", schema.get("exclusiveMinimum", 0) + 1)
     if kind == "boolean":
         return False
+    if kind == "null":
+        return None
     if kind == "string":
         return (date.today() + timedelta(days=7)).isoformat() if schema.get("format") == "date" else "chaos"
     if kind == "array":

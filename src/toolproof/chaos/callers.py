@@ -25,23 +25,26 @@ Through = Literal["toolproof", "bare", "server"]
 @dataclass(frozen=True, slots=True)
 class Reply:
     """One answer as the caller saw it: ok or not, replayed or not, and a short label (class, code, next
-    action; or the exception a bare function raised)."""
+    action; or the exception a bare function raised); `key` is the idempotency key toolproof ran it under."""
 
     ok: bool
     told: str
     replayed: bool = False
     error_class: str | None = None
     next_action: str | None = None
+    key: str | None = None
 
     @staticmethod
     def of(envelope: Envelope) -> Reply:
+        meta = envelope.meta
         if envelope.ok:
-            return Reply(True, "ok (replayed)" if envelope.meta.replayed else "ok", envelope.meta.replayed)
+            told = "ok (replayed)" if meta.replayed else "ok (settled by verify)" if "verified" in meta.extra else "ok"
+            return Reply(True, told, meta.replayed, key=meta.idempotency_key)
         err = envelope.error
         assert err is not None
         action = err.next_action.value
         return Reply(False, f"{err.error_class.value} {err.code}, next_action={action}", False,
-                     err.error_class.value, action)
+                     err.error_class.value, action, meta.idempotency_key)
 
     @staticmethod
     def lost(why: str) -> Reply:
@@ -49,11 +52,12 @@ class Reply:
 
     @staticmethod
     def from_dict(data: dict[str, Any]) -> Reply:
-        return Reply(bool(data["ok"]), str(data["told"]), bool(data["replayed"]), data["class"], data["next_action"])
+        return Reply(bool(data["ok"]), str(data["told"]), bool(data["replayed"]), data["class"], data["next_action"],
+                     data.get("key"))
 
     def to_dict(self) -> dict[str, Any]:
         return {"ok": self.ok, "told": self.told, "replayed": self.replayed, "class": self.error_class,
-                "next_action": self.next_action}
+                "next_action": self.next_action, "key": self.key}
 
 
 class Caller(Protocol):

@@ -14,16 +14,20 @@ import json
 import os
 import threading
 import time
+import typing
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+import pydantic
+
 from ..contract.context import CallContext
 from ..contract.errors import RateLimited
 from ..contract.tool import Tool
+from .arguments import sample
 from .scenarios import Fault
 
-__all__ = ["Ledger", "ReplyLost", "counting_method", "instrument"]
+__all__ = ["Ledger", "ReplyLost", "counting_method", "instrument", "pretended"]
 
 
 class ReplyLost(ConnectionResetError):
@@ -78,6 +82,9 @@ def instrument(tool: Tool, ledger: Ledger, fault: Fault, *, timeout_s: float | N
     """The same tool (schema, policy) whose function counts its effects and stages `fault`."""
     inner = tool.handler
 
+    def skipped(entry: int) -> bool:
+        return fault.on(entry) == "skip_effect"
+
     def before(entry: int) -> None:
         if fault.on(entry) == "rate_limit_before":
             raise RateLimited("429 Too Many Requests (staged by toolproof chaos)", code="HTTP_429",
@@ -94,6 +101,8 @@ def instrument(tool: Tool, ledger: Ledger, fault: Fault, *, timeout_s: float | N
     if tool.is_async:
         async def handler(*args: Any, **kwargs: Any) -> Any:
             entry = ledger.enter()
+            if skipped(entry):
+                return pretended(tool)
             before(entry)
             value = await inner(*args, **kwargs)
             pause = after(entry, args, kwargs)
@@ -103,6 +112,8 @@ def instrument(tool: Tool, ledger: Ledger, fault: Fault, *, timeout_s: float | N
     else:
         def handler(*args: Any, **kwargs: Any) -> Any:
             entry = ledger.enter()
+            if skipped(entry):
+                return pretended(tool)
             before(entry)
             value = inner(*args, **kwargs)
             pause = after(entry, args, kwargs)
@@ -111,6 +122,22 @@ def instrument(tool: Tool, ledger: Ledger, fault: Fault, *, timeout_s: float | N
             return value
 
     return dataclasses.replace(tool, handler=handler, timeout_s=timeout_s or tool.timeout_s)
+
+
+def pretended(tool: Tool) -> Any:
+    """An answer shaped like the tool's output (the smallest its output schema allows, as the type its function
+    declares when it declares one), for a body that says ok having done nothing."""
+    value = sample(tool.output_schema) if tool.output_schema else None
+    try:
+        declared = typing.get_type_hints(tool.handler).get("return")
+    except Exception:  # a hint that does not resolve: the plain value
+        declared = None
+    if declared is None or value is None:
+        return value
+    try:
+        return pydantic.TypeAdapter(declared).validate_python(value)
+    except pydantic.ValidationError:
+        return value
 
 
 def _identity(args: tuple[Any, ...], kwargs: dict[str, Any]) -> str:

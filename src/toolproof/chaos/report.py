@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import html
 from collections.abc import Mapping, Sequence
-from typing import Any, Final
+from typing import TYPE_CHECKING, Any, Final
 
 from rich.console import Console
 from rich.table import Table
@@ -13,7 +13,10 @@ from rich.text import Text
 from ..evals.report import bar_chart, html_page
 from .run import Row
 
-__all__ = ["REPORT_KIND", "print_rows", "render_html", "summary"]
+if TYPE_CHECKING:
+    from .conformance import Check
+
+__all__ = ["REPORT_KIND", "print_checks", "print_rows", "render_html", "summary"]
 
 REPORT_KIND: Final = "chaos"
 
@@ -51,8 +54,10 @@ def summary(rows: Sequence[Row]) -> dict[str, Any]:
                     "scenarios_with_double_effect": doubles,
                     "not_counted": [r.scenario for r in group if r.effects is None]})
     total = [r for r in rows if r.effects is not None]
+    verified = [r for r in rows if r.caught is not None]
     return {"kind": "summary", "report": REPORT_KIND, "observed": len(total),
-            "double_effects": sum(r.double_effect for r in total), "per_tool": per}
+            "double_effects": sum(r.double_effect for r in total), "per_tool": per,
+            "did_nothing_caught": sum(bool(r.caught) for r in verified), "did_nothing_checked": len(verified)}
 
 
 def print_rows(rows: Sequence[Row], console: Console, *, title: str) -> None:
@@ -69,6 +74,9 @@ def print_rows(rows: Sequence[Row], console: Console, *, title: str) -> None:
     for note in sorted({f"{r.tool} {r.scenario}: {r.note}" for r in rows if r.note}):
         console.print(Text(note))
     s = summary(rows)
+    if s["did_nothing_checked"]:
+        console.print(Text(f"ok having done nothing: caught by verify in {s['did_nothing_caught']} of "
+                           f"{s['did_nothing_checked']}"))
     console.print(Text(f"double effects: {s['double_effects']} of {s['observed']} observed scenarios",
                        style="bold red" if s["double_effects"] else "bold green"))
 
@@ -91,3 +99,17 @@ def render_html(rows: Sequence[Row], title: str = "toolproof chaos") -> str:
     intro = (f"<h2>Double effects: {s['double_effects']} of {s['observed']} observed scenarios</h2>"
              "<p class='muted'>Effects per logical operation; more than 1 is a double effect.</p>")
     return html_page(title, intro + chart + f"<table><tr>{head}</tr>{''.join(body)}</table>")
+
+
+def print_checks(checks: Sequence[Check], console: Console, *, title: str) -> None:
+    """The conformance table: per tool and check, the verdict, the effects, what the caller was told, why."""
+    table = Table("tool", "check", "verdict", "effects", "what the caller was told", "evidence", title=Text(title))
+    styles = {"pass": "bold green", "fail": "bold red"}
+    for c in checks:
+        table.add_row(Text(c.tool), Text(c.check), Text(c.verdict, style=styles.get(c.verdict, "")),
+                      Text("-" if c.effects is None else str(c.effects)), Text(" | ".join(c.told)), Text(c.evidence))
+    console.print(table)
+    failed = sum(c.verdict == "fail" for c in checks)
+    passed = sum(c.verdict == "pass" for c in checks)
+    console.print(Text(f"conformance: {passed} passed, {failed} failed, {len(checks) - passed - failed} not checked",
+                       style="bold red" if failed else "bold green"))

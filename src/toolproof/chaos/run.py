@@ -3,6 +3,9 @@ on its own conversation in a scratch store, each counted by its own ledger."""
 
 from __future__ import annotations
 
+import asyncio
+import dataclasses
+import inspect
 import json
 import os
 import signal
@@ -20,14 +23,14 @@ from typing import Any, Final
 
 from ..catalog.toolset import Toolset
 from ..contract.context import CallContext
-from ..contract.tool import Tool
+from ..contract.tool import NOT_DONE, Tool
 from .arguments import arguments_for, changed
 from .callers import Caller, Reply, Through, caller
 from .instrument import Ledger, counting_method, instrument
 from .scenarios import SCENARIOS, TIMEOUT_S, Scenario
 
-__all__ = ["DEFAULT_PRINCIPAL", "NOT_OBSERVABLE", "NO_CHANGE", "NotApplicable", "Row", "run_chaos", "scratch_store",
-           "write_tools"]
+__all__ = ["DEFAULT_PRINCIPAL", "NOT_OBSERVABLE", "NO_CHANGE", "NotApplicable", "Row", "ask_verify", "run_chaos",
+           "scratch_store", "write_tools"]
 
 DEFAULT_PRINCIPAL: Final = "chaos-user"
 NOT_OBSERVABLE: Final = "not observable (no verify hook)"
@@ -53,6 +56,8 @@ class Row:
     counted: str
     replayed: bool = False
     note: str = ""
+    #: `ok_did_nothing` only: True when the tool's verify found no effect (caught), False when it said done.
+    caught: bool | None = None
 
     @property
     def double_effect(self) -> bool:
@@ -62,7 +67,7 @@ class Row:
         return {"kind": "scenario", "tool": self.tool, "scenario": self.scenario, "through": self.through,
                 "effects": self.effects, "double_effect": self.double_effect, "entries": self.entries,
                 "calls": self.calls, "calls_to_recover": self.calls_to_recover, "told": list(self.told),
-                "replayed": self.replayed, "counted": self.counted, "note": self.note}
+                "replayed": self.replayed, "counted": self.counted, "note": self.note, "caught": self.caught}
 
 
 @dataclass
@@ -131,8 +136,10 @@ def run_chaos(
 
 
 def _run(sc: Scenario, stage: _Stage) -> Row:
-    if not sc.observable:
-        return Row(stage.tool.name, sc.key, stage.through, None, None, 0, None, (), NOT_OBSERVABLE)
+    if sc.needs_verify:
+        if stage.tool.verify is None:
+            return Row(stage.tool.name, sc.key, stage.through, None, None, 0, None, (), NOT_OBSERVABLE)
+        return _did_nothing(sc, stage)
     if sc.key == "worker_killed" and stage.toolset_target is None:
         return Row(stage.tool.name, sc.key, stage.through, None, None, 0, None, (),
                    "not run", note="needs a MODULE:TOOLSET target a worker process can import")
@@ -147,6 +154,50 @@ def _run(sc: Scenario, stage: _Stage) -> Row:
     return Row(stage.tool.name, sc.key, stage.through, stage.ledger.effects(stage.tool), entries,
                len(replies), ok[0] if ok else None, tuple(r.told for r in replies), counting_method(stage.tool),
                any(r.replayed for r in replies), note)
+
+
+def ask_verify(tool: Tool, arguments: dict[str, Any], context: CallContext) -> tuple[bool | None, str]:
+    """What the tool's verify says of one call: True (the effect exists), False (`NOT_DONE`), None (it raised:
+    cannot tell), and in words."""
+    assert tool.verify is not None
+    try:
+        args, kwargs = tool.bind(tool.parse_arguments(arguments), context)
+        value = tool.verify(*args, **kwargs)
+        if inspect.isawaitable(value):
+            value = asyncio.run(_awaited(value))
+    except Exception as exc:
+        return None, f"verify could not tell: it raised {type(exc).__name__}: {exc}"
+    if value is NOT_DONE:
+        return False, "verify found no effect"
+    return True, "verify says the effect exists"
+
+
+async def _awaited(value: Any) -> Any:
+    return await value
+
+
+def _did_nothing(sc: Scenario, stage: _Stage) -> Row:
+    """The body answers ok and does nothing; afterwards the tool's verify is asked, under the key the call ran
+    with (toolproof's, else none: the function builds its own from the context), whether the effect exists."""
+    sender = stage.sender(sc)
+    ctx = stage.context()
+    try:
+        reply = sender.send(stage.arguments, ctx)
+    finally:
+        sender.close()
+    name = getattr(stage.tool.verify, "__name__", "verify")
+    counted = f"verify= hook {name}, asked after the call whether the effect exists"
+    row = Row(stage.tool.name, sc.key, stage.through, None, stage.ledger.entries(), 1, 1 if reply.ok else None,
+              (reply.told,), counted, reply.replayed)
+    if not reply.ok:
+        return dataclasses.replace(row, note="the answer shaped like the tool's output was not ok, so nothing was "
+                                             "pretended")
+    exists, evidence = ask_verify(stage.tool, stage.arguments, ctx.with_updates(idempotency_key=reply.key))
+    if exists is None:
+        return dataclasses.replace(row, note=evidence)
+    verdict = "missed" if exists else "caught by verify"
+    return dataclasses.replace(row, effects=int(exists), caught=not exists,
+                               note=f"{verdict}: the caller was told {reply.told}; {evidence}")
 
 
 class NotApplicable(Exception):

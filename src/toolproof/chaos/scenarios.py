@@ -13,7 +13,7 @@ from typing import Final, Literal
 
 __all__ = ["SCENARIOS", "Fault", "FaultKind", "Scenario", "scenario"]
 
-FaultKind = Literal["none", "raise_after", "hang_after", "hold_after", "rate_limit_before"]
+FaultKind = Literal["none", "raise_after", "hang_after", "hold_after", "rate_limit_before", "skip_effect"]
 
 #: How long a body runs on after its effect when a timeout or a race is staged (past `TIMEOUT_S`).
 HANG_S: Final = 0.3
@@ -40,8 +40,8 @@ class Scenario:
     key: str
     title: str
     fault: Fault
-    #: Whether the scenario can run at all on a toolset (`ok_did_nothing` needs a verify hook).
-    observable: bool = True
+    #: Whether only a tool's `verify=` hook can observe it (an effect that never happened leaves no entry).
+    needs_verify: bool = False
 
 
 SCENARIOS: Final[tuple[Scenario, ...]] = (
@@ -59,7 +59,9 @@ SCENARIOS: Final[tuple[Scenario, ...]] = (
              Fault()),
     Scenario("new_request_id", "the effect is applied, the response stream is cut; the call is re-issued with a "
              "new request id in the same conversation", Fault()),
-    Scenario("ok_did_nothing", "the tool answers ok having done nothing", Fault(), observable=False),
+    Scenario("ok_did_nothing", "the tool answers ok having done nothing (an answer shaped like its output, no "
+             "effect); the tool's verify= hook is asked afterwards whether the effect exists", Fault("skip_effect"),
+             needs_verify=True),
 )
 
 

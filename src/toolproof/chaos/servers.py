@@ -20,7 +20,7 @@ from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequenc
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Final
+from typing import Any, Final, TypeVar
 
 import anyio
 import mcp_types as types
@@ -32,15 +32,17 @@ from ..contract.envelope import Envelope, MalformedEnvelope
 from ..mcp.server import META_CONVERSATION_ID, META_PRINCIPAL
 from .arguments import arguments_for, changed
 from .callers import Reply
-from .run import DEFAULT_PRINCIPAL, NO_CHANGE, NOT_OBSERVABLE, NotApplicable, Row
+from .run import DEFAULT_PRINCIPAL, NO_CHANGE, NotApplicable, Row
 from .scenarios import SCENARIOS, Scenario
 
-__all__ = ["ServerError", "run_server_chaos", "write_tools_of"]
+__all__ = ["ServerCall", "ServerError", "ServerRun", "guarded", "parse_command", "run_server_chaos", "write_tools_of"]
 
 NOT_STAGED: Final = "not staged on a server: the fault is inside the tool's body (give a MODULE:TOOLSET target)"
+NO_VERIFY_OVER_MCP: Final = "not observable (a server's body cannot be staged, nor its verify hook asked, over MCP)"
 _SERVER_SCENARIOS: Final = frozenset({"reply_lost", "worker_killed", "racing_resends", "changed_arguments",
                                       "new_request_id"})
 _TIMEOUT_S: Final = 60.0
+_T = TypeVar("_T")
 
 
 class ServerError(Exception):
@@ -51,6 +53,8 @@ class ServerError(Exception):
 class _Server:
     session: ClientSession
     pid: int | None
+    #: What the server announced under `capabilities.extensions` when the session began.
+    extensions: dict[str, dict[str, Any]]
 
 
 def write_tools_of(tools: Sequence[types.Tool]) -> list[types.Tool]:
@@ -67,12 +71,22 @@ def run_server_chaos(
     scenarios: Sequence[Scenario] = SCENARIOS,
     principal: str = DEFAULT_PRINCIPAL,
 ) -> list[Row]:
+    run = ServerRun(parse_command(command), dict(arguments or {}), count_with, principal)
+    return guarded(command, lambda: anyio.run(run.all, tools, scenarios))
+
+
+def parse_command(command: str) -> list[str]:
+    """A URL as it is, else the stdio command line split as a shell would."""
     argv = [command] if command.startswith(("http://", "https://")) else shlex.split(command)
     if not argv:
         raise ServerError("stdio: needs a command")
-    run = _Run(argv, dict(arguments or {}), count_with, principal)
+    return argv
+
+
+def guarded(command: str, work: Callable[[], _T]) -> _T:
+    """`work()`, with whatever the session raised (out of its task groups) as one `ServerError` line."""
     try:
-        return anyio.run(run.all, tools, scenarios)
+        return work()
     except ServerError:
         raise
     except Exception as exc:
@@ -82,20 +96,25 @@ def run_server_chaos(
         raise ServerError(f"MCP server {command!r}: {type(cause).__name__}: {cause}") from None
 
 
-class _Run:
+class ServerRun:
     def __init__(self, argv: list[str], given: dict[str, dict[str, Any]], count_with: str | None,
                  principal: str) -> None:
         self.argv, self.given, self.count_with, self.principal = argv, given, count_with, principal
         self.http = argv[0].startswith(("http://", "https://"))
 
-    async def all(self, names: Sequence[str], scenarios: Sequence[Scenario]) -> list[Row]:
+    async def listing(self, names: Sequence[str]) -> tuple[list[types.Tool], dict[str, dict[str, Any]]]:
+        """The write tools chaos works on (or the ones named), and the extensions the server announced."""
         async with self.connect() as server:
             listed = (await server.session.list_tools()).tools
+            extensions = server.extensions
         known = {t.name: t for t in listed}
         for name in [*names, *([self.count_with] if self.count_with else [])]:
             if name not in known:
                 raise ServerError(f"the server has no tool {name!r}; it has: {', '.join(known)}")
-        chosen = [known[n] for n in names] if names else write_tools_of(listed)
+        return ([known[n] for n in names] if names else write_tools_of(listed)), extensions
+
+    async def all(self, names: Sequence[str], scenarios: Sequence[Scenario]) -> list[Row]:
+        chosen, _ = await self.listing(names)
         rows: list[Row] = []
         for tool in chosen:
             args = arguments_for(tool.input_schema, (), self.given.get(tool.name))
@@ -106,11 +125,11 @@ class _Run:
     async def one(self, sc: Scenario, tool: types.Tool, args: dict[str, Any]) -> Row:
         counted = f"read tool {self.count_with}: its number after the calls minus before, per session" \
             if self.count_with else "not observable (no --count-with TOOL)"
-        if not sc.observable:
-            return Row(tool.name, sc.key, "server", None, None, 0, None, (), NOT_OBSERVABLE)
+        if sc.needs_verify:
+            return Row(tool.name, sc.key, "server", None, None, 0, None, (), NO_VERIFY_OVER_MCP)
         if sc.key not in _SERVER_SCENARIOS:
             return Row(tool.name, sc.key, "server", None, None, 0, None, (), "not staged", note=NOT_STAGED)
-        call = _Call(self, tool, args, f"chaos-{uuid.uuid4().hex[:12]}")
+        call = ServerCall(self, tool, args, f"chaos-{uuid.uuid4().hex[:12]}")
         try:
             replies, note = await _STAGINGS[sc.key](call)
         except NotApplicable as exc:
@@ -126,27 +145,31 @@ class _Run:
         if self.http:
             with anyio.fail_after(_TIMEOUT_S):
                 async with streamable_http_client(self.argv[0]) as (read, write), ClientSession(read, write) as http:
-                    await http.initialize()
-                    yield _Server(http, None)
+                    started = await http.initialize()
+                    yield _Server(http, None, dict(started.capabilities.extensions or {}))
             return
         before = _children()
         params = StdioServerParameters(command=self.argv[0], args=self.argv[1:], env=dict(os.environ))
         with anyio.fail_after(_TIMEOUT_S):
             async with stdio_client(params) as (read, write), ClientSession(read, write) as session:
-                await session.initialize()
+                started = await session.initialize()
                 new = _children() - before
-                yield _Server(session, next(iter(new)) if len(new) == 1 else None)
+                yield _Server(session, next(iter(new)) if len(new) == 1 else None,
+                              dict(started.capabilities.extensions or {}))
 
 
-class _Call:
+class ServerCall:
     """One scenario's calls: its conversation, and the effects counted on every session it opened."""
 
-    def __init__(self, run: _Run, tool: types.Tool, args: dict[str, Any], conversation: str) -> None:
+    def __init__(self, run: ServerRun, tool: types.Tool, args: dict[str, Any], conversation: str,
+                 keys: tuple[str, str] = (META_CONVERSATION_ID, META_PRINCIPAL)) -> None:
         self.run, self.tool, self.args, self.conversation = run, tool, args, conversation
+        self.keys = keys  # the `_meta` keys of the conversation and the principal
         self.effects = 0.0
 
-    async def send(self, server: _Server, args: dict[str, Any] | None = None) -> Reply:
-        meta: Any = {META_CONVERSATION_ID: self.conversation, META_PRINCIPAL: self.run.principal}
+    async def send(self, server: _Server, args: dict[str, Any] | None = None, *, conversation: str | None = None,
+                   principal: str | None = None) -> Reply:
+        meta: Any = {self.keys[0]: conversation or self.conversation, self.keys[1]: principal or self.run.principal}
         result = await server.session.call_tool(self.tool.name, self.args if args is None else args, meta=meta)
         return _reply(result)
 
@@ -169,14 +192,14 @@ class _Call:
             self.effects += await self.count(server) - before
 
 
-async def _reply_lost(call: _Call) -> tuple[list[Reply], str]:
+async def _reply_lost(call: ServerCall) -> tuple[list[Reply], str]:
     async with call.session() as server:
         first = await call.send(server)
         second = await call.send(server)  # the same call again: a new JSON-RPC request id, the same session
     return [Reply.lost(f"reply dropped; it was {first.told}"), second], ""
 
 
-async def _new_request_id(call: _Call) -> tuple[list[Reply], str]:
+async def _new_request_id(call: ServerCall) -> tuple[list[Reply], str]:
     async with call.session() as server:
         first = await call.send(server)
     async with call.session() as server:
@@ -184,7 +207,7 @@ async def _new_request_id(call: _Call) -> tuple[list[Reply], str]:
     return [Reply.lost(f"stream cut; it was {first.told}"), second], "re-issued on a new session"
 
 
-async def _worker_killed(call: _Call) -> tuple[list[Reply], str]:
+async def _worker_killed(call: ServerCall) -> tuple[list[Reply], str]:
     if call.run.http:
         raise NotApplicable("a server at a URL is not this run's process to kill")
     killed: int | None = None
@@ -205,7 +228,7 @@ async def _worker_killed(call: _Call) -> tuple[list[Reply], str]:
     return [Reply.lost(f"server {killed} killed with SIGKILL after it answered {first.told}"), second], ""
 
 
-async def _racing(call: _Call) -> tuple[list[Reply], str]:
+async def _racing(call: ServerCall) -> tuple[list[Reply], str]:
     replies: list[Reply] = []
     async with call.session() as server:
         async def send() -> None:
@@ -217,7 +240,7 @@ async def _racing(call: _Call) -> tuple[list[Reply], str]:
     return replies, ""
 
 
-async def _changed(call: _Call) -> tuple[list[Reply], str]:
+async def _changed(call: ServerCall) -> tuple[list[Reply], str]:
     other = changed(call.tool.input_schema, call.args)
     if other is None:
         raise NotApplicable(NO_CHANGE)
@@ -227,7 +250,7 @@ async def _changed(call: _Call) -> tuple[list[Reply], str]:
     return replies, f"changed {name}: {call.args.get(name)!r} -> {args[name]!r}"
 
 
-_STAGINGS: Final[dict[str, Callable[[_Call], Awaitable[tuple[list[Reply], str]]]]] = {
+_STAGINGS: Final[dict[str, Callable[[ServerCall], Awaitable[tuple[list[Reply], str]]]]] = {
     "reply_lost": _reply_lost,
     "worker_killed": _worker_killed,
     "racing_resends": _racing,

@@ -39,8 +39,13 @@ def chaos_cmd(
     store: Annotated[str | None, typer.Option(
         "--store", "-s", show_default=False,
         help="A store URL for toolproof's journal (default: a scratch SQLite file, removed afterwards).")] = None,
+    conformance: Annotated[bool, typer.Option(
+        "--conformance", help="MCP servers only: check instead whether the server runs a write once on a resend, a "
+                              "cut stream and a session per call, and honours the identity extension it announces.")
+    ] = False,
     fail_on: Annotated[str, typer.Option("--fail-on", help="double-effect: exit 1 when any scenario took effect "
-                                                          "more than once; never: exit 0.")] = "never",
+                                                          "more than once (with --conformance: when any check "
+                                                          "failed); never: exit 0.")] = "never",
     as_json: JsonOpt = False,
     out: OutOpt = None,
     html_out: Annotated[Path | None, typer.Option("--html", help="Write the self-contained HTML report here.")] = None,
@@ -58,6 +63,13 @@ def chaos_cmd(
     except KeyError as exc:
         raise fail(str(exc.args[0])) from None
     given = _arguments(args or [])
+    if conformance:
+        if not target.startswith(("stdio:", "http://", "https://")):
+            raise fail("--conformance checks an MCP server: give stdio:CMD or a URL")
+        if through != "toolproof" or store is not None or scenario or html_out is not None:
+            raise fail("--conformance runs its own checks: --through, --store, --scenario and --html do not apply")
+        _conformance(target, tool or [], given, count_with, principal, fail_on, as_json, out)
+        return
     if target.startswith(("stdio:", "http://", "https://")):
         if through != "toolproof" or store is not None:
             raise fail("--through and --store are for MODULE:TOOLSET targets: an MCP server is run as it is")
@@ -108,6 +120,32 @@ def _report(rows: list[Row], target: str, fail_on: str, as_json: bool, out: Path
         write_text(html_out, render_html(rows, f"toolproof chaos {target}"), "the HTML report")
     if fail_on == "double-effect" and any(r.double_effect for r in rows):
         say(f"exit 1: {sum(r.double_effect for r in rows)} scenario(s) took effect more than once", stderr=True)
+        raise typer.Exit(1)
+
+
+def _conformance(target: str, tools: list[str], given: dict[str, dict[str, Any]], count_with: str | None,
+                 principal: str, fail_on: str, as_json: bool, out: Path | None) -> None:
+    from ..chaos.conformance import run_conformance
+    from ..chaos.report import print_checks
+    from ..chaos.servers import ServerError
+
+    try:
+        checks = run_conformance(target.removeprefix("stdio:"), tools=tools, arguments=given, count_with=count_with,
+                                 principal=principal)
+    except ServerError as exc:
+        raise fail(str(exc)) from None
+    if not checks:
+        raise fail(f"{target!r} has no write tools: every tool is declared read-only", code=1)
+    data = [c.to_dict() for c in checks]
+    if as_json:
+        print_json_lines(data)
+    else:
+        print_checks(checks, console, title=f"toolproof chaos {target} --conformance")
+    if out is not None:
+        write_text(out, "".join(json.dumps(d, ensure_ascii=False) + "\n" for d in data), "the JSON lines")
+    failed = [c for c in checks if c.verdict == "fail"]
+    if fail_on == "double-effect" and failed:
+        say(f"exit 1: {len(failed)} conformance check(s) failed", stderr=True)
         raise typer.Exit(1)
 
 

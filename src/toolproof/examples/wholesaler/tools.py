@@ -4,7 +4,7 @@ one date format, and ids the code knows (the buyer, the request key) taken from 
 from __future__ import annotations
 
 from datetime import date
-from typing import Annotated, Literal
+from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, Field
 
@@ -73,8 +73,25 @@ def _owned_order(shop: Shop, ctx: CallContext, order_id: int, *, hint: str) -> d
     return row
 
 
+def _request_key(ctx: CallContext, buyer: str, crop: str, grade: str, quantity_kg: float,
+                 delivery_date: date) -> str:
+    """The order's request key: the runner's idempotency key, else the source article's recipe (never the
+    model's)."""
+    return ctx.idempotency_key or "|".join(
+        [ctx.conversation_id or "-", buyer, crop, grade, f"{quantity_kg:g}", delivery_date.isoformat(),
+         str(ctx.occurrence)]
+    )
+
+
 def build_toolset(shop: Shop) -> toolproof.Toolset:
     """The six tools, bound to one shop."""
+
+    def find_order(crop: Crop, quantity_kg: float, delivery_date: date, ctx: CallContext,
+                   grade: Grade = "A") -> Any:
+        """place_order's verify: the shop looks the order up by its request key, so an unknown outcome (a
+        reply lost after the insert) is settled by what the orders table holds."""
+        row = shop.order_by_key(_request_key(ctx, _buyer(ctx), crop, grade, quantity_kg, delivery_date))
+        return toolproof.NOT_DONE if row is None else _order(row, "Already placed")
 
     @toolproof.tool(effect="read", group="prices", examples=[{"crop": "jeera"}])
     def get_today_price(crop: Crop, grade: Grade = "A") -> PriceQuote:
@@ -127,6 +144,7 @@ def build_toolset(shop: Shop) -> toolproof.Toolset:
         # operation with other arguments, so the journal asks whether it is an amendment or a second order.
         operation_keys=["crop", "grade", "delivery_date"],
         examples=[{"crop": "groundnut", "quantity_kg": 40, "delivery_date": "2026-10-23"}],
+        verify=find_order,
     )
     def place_order(
         crop: Crop,
@@ -164,11 +182,8 @@ def build_toolset(shop: Shop) -> toolproof.Toolset:
                 hint="Call check_stock, then offer the buyer what is available.",
             )
         # The key comes from the runner (built from the conversation and the approved arguments), never
-        # from the model. Without a runner-built key, fall back to the source article's recipe.
-        key = ctx.idempotency_key or "|".join(
-            [ctx.conversation_id or "-", buyer, crop, grade, f"{quantity_kg:g}", delivery_date.isoformat(),
-             str(ctx.occurrence)]
-        )
+        # from the model.
+        key = _request_key(ctx, buyer, crop, grade, quantity_kg, delivery_date)
         row, created = shop.insert_order(
             buyer_id=buyer, crop=crop, grade=grade, quantity_kg=quantity_kg, delivery_date=delivery_date,
             request_key=key,
