@@ -51,9 +51,9 @@ class _HangingJournal(Journal):
     """Crash mode: the write is recorded, then the process dies before DBOS checkpoints the step (the journal's
     settle is steps, `recording`: the pause follows them)."""
 
-    def recording(self, intent: Intent, tool: toolproof.Tool, envelope: Envelope, arguments: Any = None, *,
-                  dispatched: bool = True) -> IoSteps[Envelope]:
-        recorded = yield from super().recording(intent, tool, envelope, arguments, dispatched=dispatched)
+    def recording(self, intent: Intent, tool: toolproof.Tool, envelope: Envelope, arguments: Any = None,
+                  **settle: Any) -> IoSteps[Envelope]:
+        recorded = yield from super().recording(intent, tool, envelope, arguments, **settle)
         order = str((arguments or {}).get("order_id", ""))
         if not order.startswith("inhandler"):
             _hang(f"tp-{order}")

@@ -122,9 +122,9 @@ class _HangingJournal(Journal):
 
     effects: _Effects
 
-    def recording(self, intent: Intent, tool: toolproof.Tool, envelope: Envelope, arguments: Any = None, *,
-                  dispatched: bool = True) -> IoSteps[Envelope]:
-        recorded = yield from super().recording(intent, tool, envelope, arguments, dispatched=dispatched)
+    def recording(self, intent: Intent, tool: toolproof.Tool, envelope: Envelope, arguments: Any = None,
+                  **settle: Any) -> IoSteps[Envelope]:
+        recorded = yield from super().recording(intent, tool, envelope, arguments, **settle)
         order = str((arguments or {}).get("order_id", ""))
         if self.effects.mode == "chaos" or not order.startswith("inhandler"):
             if self.effects.mode == "chaos":  # READY_DIR/window-<pid> exists while an effect awaits completion
