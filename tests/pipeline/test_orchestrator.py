@@ -242,21 +242,19 @@ def test_a_non_idempotent_write_is_never_retried(exc: Exception) -> None:
     assert env.meta.idempotency_key is not None and env.meta.idempotency_key.startswith("tp1_")
 
 
-def test_a_non_idempotent_write_that_was_throttled_is_known_not_done_so_it_is_sent_again() -> None:
-    """A 429 did nothing (the class's effect fact is none): the same key may be sent again after Retry-After;
-    the give-up says nothing was done."""
+def test_a_non_idempotent_write_that_was_throttled_is_known_not_done() -> None:
     handler = Scripted(RateLimited("429", retry_after_s=1))
     r = runner(tool("send_payment", handler, effect="write", idempotent=False))
     env = r.call_sync("send_payment", {})
-    assert len(handler.calls) == 3
+    assert len(handler.calls) == 1
     assert env.error is not None and env.error.error_class == "rate_limited"
-    assert env.meta.extra["stop_reason"] == "budget_exhausted"
+    assert env.meta.extra["stop_reason"] == "not_idempotent"
     stop = r.store.get_stop(env.meta.extra["stop_id"])
     assert stop is not None and stop.effect_status == "not_done"
 
 
-def test_a_throttled_write_then_accepted_runs_once() -> None:
-    handler = Scripted(RateLimited("429", retry_after_s=1), {"payment": 1})
+def test_a_write_whose_raiser_says_nothing_was_done_is_sent_again_once_accepted() -> None:
+    handler = Scripted(RateLimited("429", retry_after_s=1, effect_done=False), {"payment": 1})
     r = runner(tool("send_payment", handler, effect="write", idempotent=False))
     env = r.call_sync("send_payment", {}, context=CallContext(conversation_id="c"))
     assert env.ok and len(handler.calls) == 2 and env.meta.attempts == 2

@@ -26,14 +26,12 @@ from ..contract.envelope import Envelope, ErrorInfo, Meta, plain_error, success_
 from ..contract.errors import (
     CLASS_SPECS,
     TRANSIENT_CLASSES,
-    EffectFact,
     ErrorClass,
     InvalidArgument,
     NextAction,
     OutcomeUnknown,
     ToolError,
     ToolTimeout,
-    effect_fact,
 )
 from ..contract.redaction import redact_error, secrets_in
 from ..contract.tool import Tool
@@ -413,9 +411,10 @@ def decide(env: Env, s: CallState) -> Steps:
             return envelope
     error, tool = s.error, s.tool
     assert error is not None, "decide runs after a failed attempt"
-    # A failure known to have done nothing (a 429, an upstream it never reached, a verify that found no effect)
-    # may be sent again under the same key: the write rule guards what may have happened, not this.
-    no_effect = effect_fact(error.error_class, error.effect_done, dispatched=True) is EffectFact.NONE
+    # A failure whose raiser says nothing was done (`effect_done=False`: an upstream it never reached, a verify
+    # that found no effect) may be sent again under the same key. A class alone (a 429 an upstream answered)
+    # is not that knowledge: the write stops, and its stop record says `not_done`.
+    no_effect = error.effect_done is False
     decision = decide_retry(
         env.retry, error_class=error.error_class, attempts=s.attempts, now=env.clock.monotonic(),
         effect=tool.effect, idempotent=tool.idempotent or no_effect, risk=tool.risk, retry_after_s=error.retry_after_s,
