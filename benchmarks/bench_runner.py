@@ -55,6 +55,15 @@ path for a read whose first attempt succeeds (what `drive_read_sync` bought: abo
 9,000), or constructors that bypass the classes' own (`tuple.__new__`, about 0.1 µs each). Left out, as the
 issue asks. What is left to try honestly: fewer values per call (a call made with a context that has no call id
 builds a second `CallContext`; the success envelope builds a `Meta` and an `Envelope`).
+
+Then (2026-12-02, the next session; the same script on fresh worktrees of each commit: a read of two enum
+parameters, `Runner(toolset)` with its defaults, `CallContext(conversation_id=...)`, 200 warm-up calls, then
+valgrind callgrind over N = 3,000 calls minus N = 0, PYTHONHASHSEED=0): 1bf7213 54,340; d8dae2c 86,609; main
+after `verify=`, heartbeats and fencing 87,692 (1.61x; the read path gained nothing from them: a read has no
+journal). The async path, CPU-free probe of 20,000 calls at load ~2: an awaited `async def` tool without
+`timeout_s` is awaited in place, cancelled at the wall budget by `asyncio.timeout` (no task per call): 4x ->
+1.75-2.0x `call_sync`; an awaited sync tool without `timeout_s` runs on the loop's pool instead of a new
+thread per call: +217-330 µs -> +9-17 µs over a bare `asyncio.to_thread` hop.
 """
 
 from __future__ import annotations
