@@ -60,10 +60,10 @@ Then (2026-12-02, the next session; the same script on fresh worktrees of each c
 parameters, `Runner(toolset)` with its defaults, `CallContext(conversation_id=...)`, 200 warm-up calls, then
 valgrind callgrind over N = 3,000 calls minus N = 0, PYTHONHASHSEED=0): 1bf7213 54,340; d8dae2c 86,609; main
 after `verify=`, heartbeats and fencing 87,692 (1.61x; the read path gained nothing from them: a read has no
-journal). The async path, wall time of 20,000 calls at load ~2 (a probe, not this file): an awaited `async def` tool without
-`timeout_s` is awaited in place, cancelled at the wall budget by `asyncio.timeout` (no task per call): 4x ->
-1.75-2.0x `call_sync`; an awaited sync tool without `timeout_s` runs on the loop's pool instead of a new
-thread per call: +217-330 µs -> +9-17 µs over a bare `asyncio.to_thread` hop.
+journal). The async path, wall time of 20,000 calls at load ~2 (a probe, not this file): an awaited
+`async def` tool without `timeout_s` is awaited in place, cancelled at the wall budget by `asyncio.timeout`
+(no task per call): 4x -> 1.75-2.0x `call_sync`; an awaited sync tool without `timeout_s` runs on the loop's
+pool instead of a new thread per call: +217-330 µs -> +9-17 µs over a bare `asyncio.to_thread` hop.
 """
 
 from __future__ import annotations

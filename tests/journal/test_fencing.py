@@ -89,6 +89,7 @@ def test_a_taken_over_workers_late_settle_is_refused_and_the_owners_result_stays
         stops = {s.code: s for s in owner.store.stops_for_key(key)}
         assert stops["FENCED"].extra["evidence"]["error"]["code"] == "FENCED_OUT"
         assert stops["FENCED"].extra["fence"] < entry.fence
+        assert stops["FENCED"].effect_status == "not_done"  # its write was refused: it says nothing was done
         assert stops["WORKER_LOST"].resolved_at is not None  # settled by the new owner's verify
         again = owner.call_sync("place_order", {"qty": 2}, context=BUYER)
         assert again.ok and again.meta.replayed and again.result == taken.result

@@ -493,6 +493,11 @@ def lost_worker_stop(found: Intent, now: float) -> StopRecord:
     )
 
 
+#: What a late attempt's settlement says it did (`failed`: some of it happened).
+_LATE_EFFECT: Final[Mapping[Settlement, EffectStatus]] = {
+    "done": "done", "failed": "done", "release": "not_done", "unknown": "unknown"}
+
+
 def fenced_stop(intent: Intent, envelope: Envelope, how: Settlement, secrets: list[str], now: float) -> StopRecord:
     """A settle the journal refused, since the claim is no longer this worker's (its lease lapsed, or another
     worker took the key over): what this worker's attempt ended in, kept as evidence beside the owner's entry,
@@ -506,7 +511,7 @@ def fenced_stop(intent: Intent, envelope: Envelope, how: Settlement, secrets: li
                  f"been taken over finished its attempt: it {said}. The journal kept the current entry; this "
                  "record keeps what the late attempt said. Check the tool's own system for a second effect "
                  "(a store that checks the fencing token refused it)."),
-        attempts=envelope.meta.attempts, effect_status="done" if how == "done" else "unknown", reason="fenced",
+        attempts=envelope.meta.attempts, effect_status=_LATE_EFFECT[how], reason="fenced",
         conversation_id=intent.conversation_id, idempotency_key=intent.key,
         extra={"owner": intent.owner, "fence": intent.fence, "settlement": how,
                "evidence": stored_outcome(envelope, secrets)},
