@@ -12,7 +12,7 @@ from ..catalog.toolset import Toolset
 from ..contract.errors import ToolError
 from ..contract.redaction import redact
 from ..journal.journal import Journal, parse_duration
-from ..pipeline.verify import Verdict, bound_for, settling
+from ..pipeline.verify import Verdict, bound_for, settling, unverifiable
 from ..stores.intent import INTENT_STATUSES, Intent
 from ..stores.steps import drive, perform_io
 from ._load import load_toolset
@@ -249,15 +249,7 @@ def _verdict(journal: Journal, tools: Toolset, entry: Intent) -> Verdict | None:
 
 
 def _why_not(tools: Toolset, entry: Intent) -> str:
-    if entry.tool not in tools:
-        return f"the toolset has no tool {entry.tool!r}"
-    tool = tools.get(entry.tool)
-    if tool.verify is None:
-        return f"{entry.tool} has no verify hook: check its system, then `toolproof journal resolve {entry.key}`"
-    if tool.secret_paths:
-        return (f"{entry.tool} takes secrets, which the journal stores redacted, so verify cannot be given its "
-                "arguments: resend the call (the runner verifies it) or resolve it by hand")
-    return ""
+    return unverifiable(tools.get(entry.tool) if entry.tool in tools else None, entry)
 
 
 def register(app: typer.Typer) -> None:

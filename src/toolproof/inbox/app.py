@@ -30,7 +30,7 @@ from ..contract.tool import Tool
 from ..fleet import SharedState
 from ..journal.journal import Journal
 from ..orchestration.breaker import BreakerConfig
-from ..pipeline.verify import Verdict, bound_for, settling
+from ..pipeline.verify import Verdict, bound_for, settling, unverifiable
 from ..stores.approval import ApprovalRequest
 from ..stores.base import Store
 from ..stores.intent import Intent
@@ -388,17 +388,11 @@ class Views:
 
     def _hook(self, entry: Intent) -> tuple[Tool | None, str]:
         """The entry's tool when its verify hook can be asked, else why not (in the operator's words)."""
-        tool = self.tools.get(entry.tool)
         if not self.tools:
             return None, "the inbox was started without the agents' toolset (toolproof ui --toolset MODULE:ATTR)"
-        if tool is None:
-            return None, f"the toolset has no tool {entry.tool}"
-        if tool.verify is None:
-            return None, f"{entry.tool} has no verify hook: check its system, then reconcile by hand"
-        if tool.secret_paths:
-            return None, (f"{entry.tool} takes secrets, stored redacted, so verify cannot be given its arguments: "
-                          "the agent's resend verifies it, or reconcile by hand")
-        return tool, ""
+        tool = self.tools.get(entry.tool)
+        why = unverifiable(tool, entry)
+        return (None, why) if why else (tool, "")
 
     def _verify_cell(self, entry: Intent, csrf: str) -> str:
         """'verify available' and its button, or why not; and what verify last said of this write."""

@@ -32,7 +32,7 @@ from ..stores.intent import Intent
 from ..stores.steps import Io
 from .drivers import in_thread
 
-__all__ = ["Verdict", "bound_for", "settling", "verdict"]
+__all__ = ["Verdict", "bound_for", "settling", "unverifiable", "verdict"]
 
 Bound = tuple[tuple[Any, ...], Mapping[str, Any]]
 VerifySteps = Generator[Io, Any, "Verdict"]
@@ -100,6 +100,19 @@ def settling(journal: Journal, tool: Tool, entry: Intent, bound: Bound, *,
     settle = partial(journal.reconcile, entry.key, outcome, result=found.result, note=f"verified: {found.evidence}")
     yield Io(settle, None, ())
     return found
+
+
+def unverifiable(tool: Tool | None, entry: Intent) -> str:
+    """Why a journal entry's outcome cannot be asked of its tool's verify from the journal alone (no such tool,
+    no hook, arguments stored redacted), or "" when it can: the one rule `journal verify` and the inbox share."""
+    if tool is None:
+        return f"the toolset has no tool {entry.tool!r}"
+    if tool.verify is None:
+        return f"{entry.tool} has no verify hook: check its system, then `toolproof journal resolve {entry.key}`"
+    if tool.secret_paths:
+        return (f"{entry.tool} takes secrets, which the journal stores redacted, so verify cannot be given its "
+                "arguments: resend the call (the runner verifies it) or resolve it by hand")
+    return ""
 
 
 def bound_for(tool: Tool, entry: Intent) -> Bound:
