@@ -64,6 +64,21 @@ journal). The async path, wall time of 20,000 calls at load ~2 (a probe, not thi
 `async def` tool without `timeout_s` is awaited in place, cancelled at the wall budget by `asyncio.timeout`
 (no task per call): 4x -> 1.75-2.0x `call_sync`; an awaited sync tool without `timeout_s` runs on the loop's
 pool instead of a new thread per call: +217-330 µs -> +9-17 µs over a bare `asyncio.to_thread` hop.
+
+Then (2026-12-02, a third session; `__pycache__` warmed before both counts, which moves nothing here: main
+87,657, 1bf7213 54,224, 1.62x). Where a default read with a conversation id spends its instructions, by
+ablation of the same call (each a `Runner` option or a context, so the code is untouched): the in-memory audit
+trail 11,500 (the entry, its size for the byte bound, the lock and two deques; 4,300 before the byte bound);
+the call's own context (a call id, then a `CallContext` with it and attempt 1: the caller's context never has
+them) 12,100; the loop guard 3,200; the breaker and the retry bucket 3,500; by snippet, `Meta` + `Envelope`
+11,500, `CallState` 5,500 (a slotted dataclass; a plain class with class-level defaults costs more, 15,000,
+once the stages' writes are counted), validation 7,700 (jsonschema-rs 1,400 of it). What the cuts left out
+would buy: the unrolled read path ~13,000; twin classes for `Meta`, `Envelope` and `CallContext` ~9,000 (a
+frozen value pays ~500 instructions a field, since every field is stored through a slot wrapper; nothing
+else in pure Python stores several at once short of a tuple subclass, which would make `Envelope` a tuple
+to `json.dumps` and pydantic); a context built only when a handler asks for it ~9,000 (it would give the
+call's ids two homes, the caller's context and the state). None is taken: the target is not met, and this
+is why.
 """
 
 from __future__ import annotations
