@@ -1,12 +1,18 @@
 """Fusion rules compared held out: weights chosen on one public set, reported on the others.
 
-For each set of `benchmarks.retrieval_sets` (corpus alone) the per-query scores of BM25, the static model
-(potion-base-8M) and, when installed, MiniLM are computed once; each fusion rule then ranks through the same
-`ToolIndex` pipeline (group score, prerequisites, duplicate collapsing, floors). A rule with a weight has it
-chosen on the tuning set only (best recall@5 there) and is then reported on every set; the tuning set's own
-number is marked.
+For each set of `benchmarks.retrieval_sets` (corpus alone, or hidden in a pool) the per-query scores of BM25,
+the static model (potion-base-8M) and, when installed, MiniLM are computed once; each fusion rule then ranks
+through the same `ToolIndex` pipeline (group score, prerequisites, duplicate collapsing, floors). A rule with a
+weight has it chosen on the tuning set only (best recall@5 there) and is then reported on every set; the tuning
+set's own number is marked.
 
-    PYTHONPATH=src:. python benchmarks/retrieval_fusion.py [--tune SET] [--cache-dir DIR] [--no-minilm] [--json F]
+    PYTHONPATH=src:. python benchmarks/retrieval_fusion.py [--tune SET] [--pool N] [--tune-pool N] [--seed S]
+        [--cache-dir DIR] [--no-minilm] [--rules 'NAME;NAME'] [--json F]
+
+`--pool N` hides each set among distractors up to N tools, built as `toolproof eval retrieval --pool-size N`
+builds them (`benchmarks.retrieval_table.DISTRACTORS`, shuffled with `--seed`, default 0). The weights are
+chosen on the tuning set at that pool size unless `--tune-pool` names another: `--tune-pool 0` chooses them on
+the tuning set's corpus alone, as the library's were, and judges them at the pool.
 """
 
 from __future__ import annotations
@@ -24,7 +30,7 @@ import numpy.typing as npt
 from benchmarks.retrieval_sets import load_set, set_names
 from toolproof.retrieval.bm25 import BM25Retriever
 from toolproof.retrieval.evaluate import judge, summarize
-from toolproof.retrieval.hybrid import gated, linear, minmax_top, rrf, weighted
+from toolproof.retrieval.hybrid import confidence, gated, linear, minmax_top, rrf, weighted
 from toolproof.retrieval.index import ToolIndex
 from toolproof.retrieval.static import StaticRetriever
 
@@ -52,8 +58,13 @@ class _Fixed:
         return self._table[query]
 
 
-def _raw(name: str, cache: str | None, with_minilm: bool) -> dict[str, Any]:
+def _raw(name: str, cache: str | None, with_minilm: bool, pool: int = 0, seed: int = 0) -> dict[str, Any]:
     entries, gold = load_set(name)
+    if pool > len(entries):
+        from benchmarks.retrieval_table import DISTRACTORS
+        from toolproof.retrieval.corpora import build_pool, load_distractors
+
+        entries = build_pool(entries, load_distractors(DISTRACTORS), pool, seed=seed)
     index = ToolIndex(entries)  # the entries as the index holds them (prerequisites inferred, ids unique)
     held = index.entries
     bm25, static = BM25Retriever(held), StaticRetriever(held)
@@ -75,7 +86,9 @@ def _raw(name: str, cache: str | None, with_minilm: bool) -> dict[str, Any]:
     return {"index": index, "rows": rows, "minilm": minilm is not None}
 
 
-Rule = Callable[[Sequence[Array], float], Array]
+Mask = npt.NDArray[np.bool_]
+#: A fusion rule: (score lists, their match masks, the tuned parameter) -> fused scores.
+Rule = Callable[[Sequence[Array], Sequence[Mask], float], Array]
 
 
 def _evaluate(data: dict[str, Any], parts: Sequence[str], rule: Rule, weight: float) -> dict[str, float]:
@@ -85,7 +98,7 @@ def _evaluate(data: dict[str, Any], parts: Sequence[str], rule: Rule, weight: fl
         if dense is not None:
             lists["minilm"] = dense
         chosen = [lists[p] for p in parts]
-        fused = rule([s for s, _ in chosen], weight)
+        fused = rule([s for s, _ in chosen], [m for _, m in chosen], weight)
         matched = np.logical_or.reduce([m for _, m in chosen])
         table[q.text] = (fused, matched)
     index: ToolIndex = data["index"]
@@ -109,26 +122,45 @@ def _hard_gate(s: Sequence[Array], ratio: float) -> Array:
     return s[0] if best > 0 and best >= ratio * second else linear(s, [1.0, 0.5])
 
 
+def _gated_on_matches(s: Sequence[Array], m: Sequence[Mask], w: float) -> Array:
+    """`gated` with BM25's confidence over the tools it matches only (a tool sharing nothing but a number with
+    the request, "12" or "20th", does not count in how far BM25's best stands out)."""
+    trust = confidence(np.where(m[0], s[0], np.float32(0.0)))
+    return linear(s, [1.0, w * (1.0 - trust)])
+
+
+def _or(s: Sequence[Array], m: Sequence[Mask], w: float, *, gate: bool) -> Array:
+    """BM25 scaled to a best of 1 (b), plus w x cosine x (1 - b): the cosine lifts what BM25 barely sees and
+    hardly moves BM25's strong hits (their order among near-identical siblings stays BM25's)."""
+    top = float(s[0].max())
+    b = s[0] / np.float32(top) if top > 0 else s[0]
+    trust = confidence(np.where(m[0], s[0], np.float32(0.0))) if gate else 0.0
+    out: Array = (b + np.float32(w * (1.0 - trust)) * s[1] * (np.float32(1.0) - b)).astype(np.float32)
+    return out
+
+
 def _rules() -> dict[str, tuple[Sequence[str], Rule, Sequence[float]]]:
-    """name -> (retrievers, rule(score lists, parameter), the parameter's grid; empty: nothing to tune)."""
+    """name -> (retrievers, rule(score lists, masks, parameter), the parameter's grid; empty: nothing to tune)."""
+    both = ["bm25", "static"]
     return {
-        "BM25": (["bm25"], lambda s, w: s[0], ()),
-        "static": (["static"], lambda s, w: s[0], ()),
-        "MiniLM": (["minilm"], lambda s, w: s[0], ()),
-        "BM25+static weighted": (["bm25", "static"], lambda s, w: weighted(s), ()),
-        "BM25+static rrf, k=60": (["bm25", "static"], lambda s, w: rrf(s, [1.0, 1.0]), ()),
-        "BM25+static rrf, k tuned": (["bm25", "static"], lambda s, w: rrf(s, [1.0, 0.25], k=int(w)), RRF_K),
-        "BM25+static minmax sum": (["bm25", "static"],
-                                   lambda s, w: minmax_top(s[0]) + np.float32(w) * minmax_top(s[1]), GRID),
-        "BM25+static z-score sum": (["bm25", "static"],
-                                    lambda s, w: _zscore(s[0]) + np.float32(w) * _zscore(s[1]), GRID),
-        "BM25+static hard gate (ratio)": (["bm25", "static"], _hard_gate, GATE),
-        "BM25+static linear": (["bm25", "static"], lambda s, w: linear(s, [1.0, w]), GRID),
-        "BM25+static gated": (["bm25", "static"], lambda s, w: gated(s, [1.0, w]), GRID),
-        "BM25+MiniLM weighted": (["bm25", "minilm"], lambda s, w: weighted(s), ()),
-        "BM25+MiniLM linear": (["bm25", "minilm"], lambda s, w: linear(s, [1.0, w]), GRID),
-        "BM25+MiniLM gated": (["bm25", "minilm"], lambda s, w: gated(s, [1.0, w]), GRID),
-        "BM25+static+MiniLM linear": (["bm25", "static", "minilm"], lambda s, w: linear(s, [1.0, w / 2, w / 2]),
+        "BM25": (["bm25"], lambda s, m, w: s[0], ()),
+        "static": (["static"], lambda s, m, w: s[0], ()),
+        "MiniLM": (["minilm"], lambda s, m, w: s[0], ()),
+        "BM25+static weighted": (both, lambda s, m, w: weighted(s), ()),
+        "BM25+static rrf, k=60": (both, lambda s, m, w: rrf(s, [1.0, 1.0]), ()),
+        "BM25+static rrf, k tuned": (both, lambda s, m, w: rrf(s, [1.0, 0.25], k=int(w)), RRF_K),
+        "BM25+static minmax sum": (both, lambda s, m, w: minmax_top(s[0]) + np.float32(w) * minmax_top(s[1]), GRID),
+        "BM25+static z-score sum": (both, lambda s, m, w: _zscore(s[0]) + np.float32(w) * _zscore(s[1]), GRID),
+        "BM25+static hard gate (ratio)": (both, lambda s, m, w: _hard_gate(s, w), GATE),
+        "BM25+static linear": (both, lambda s, m, w: linear(s, [1.0, w]), GRID),
+        "BM25+static gated": (both, lambda s, m, w: gated(s, [1.0, w]), GRID),
+        "BM25+static gated, confidence over matches": (both, _gated_on_matches, GRID),
+        "BM25+static or": (both, lambda s, m, w: _or(s, m, w, gate=False), GRID),
+        "BM25+static gated or": (both, lambda s, m, w: _or(s, m, w, gate=True), GRID),
+        "BM25+MiniLM weighted": (["bm25", "minilm"], lambda s, m, w: weighted(s), ()),
+        "BM25+MiniLM linear": (["bm25", "minilm"], lambda s, m, w: linear(s, [1.0, w]), GRID),
+        "BM25+MiniLM gated": (["bm25", "minilm"], lambda s, m, w: gated(s, [1.0, w]), GRID),
+        "BM25+static+MiniLM linear": (["bm25", "static", "minilm"], lambda s, m, w: linear(s, [1.0, w / 2, w / 2]),
                                       GRID),
     }
 
@@ -136,21 +168,28 @@ def _rules() -> dict[str, tuple[Sequence[str], Rule, Sequence[float]]]:
 def main() -> None:
     tune = sys.argv[sys.argv.index("--tune") + 1] if "--tune" in sys.argv else "StableToolBench"
     cache = sys.argv[sys.argv.index("--cache-dir") + 1] if "--cache-dir" in sys.argv else None
-    data = {name: _raw(name, cache, "--no-minilm" not in sys.argv) for name in set_names()}
+    pool = int(sys.argv[sys.argv.index("--pool") + 1]) if "--pool" in sys.argv else 0
+    only = sys.argv[sys.argv.index("--rules") + 1].split(";") if "--rules" in sys.argv else None
+    tune_pool = int(sys.argv[sys.argv.index("--tune-pool") + 1]) if "--tune-pool" in sys.argv else pool
+    seed = int(sys.argv[sys.argv.index("--seed") + 1]) if "--seed" in sys.argv else 0
+    data = {name: _raw(name, cache, "--no-minilm" not in sys.argv, pool, seed) for name in set_names()}
+    tuning = data[tune] if tune_pool == pool else _raw(tune, cache, "--no-minilm" not in sys.argv, tune_pool, seed)
     have_minilm = all(d["minilm"] for d in data.values())
-    print(f"date {dt.datetime.now(dt.UTC).isoformat(timespec='seconds')}; weights tuned on {tune} only")
+    print(f"date {dt.datetime.now(dt.UTC).isoformat(timespec='seconds')}; weights tuned on {tune} only; "
+          f"pool {pool or 'corpus alone'} (seed {seed}); tuned at pool {tune_pool or 'corpus alone'}")
     names = set_names()
     print("| rule | tuned parameter | " + " | ".join(f"{n}{' (tuned)' if n == tune else ''}" for n in names) + " |")
     print("|---|---|" + "---|" * len(names))
     out = []
     for label, (parts, rule, grid) in _rules().items():
-        if "minilm" in parts and not have_minilm:
+        if ("minilm" in parts and not have_minilm) or (only is not None and label not in only):
             continue
         weight = 0.0
         if grid:  # best recall@5 on the tuning set; a tie goes to the smaller parameter
-            weight = max(grid, key=lambda w: (round(_evaluate(data[tune], parts, rule, w)["recall@5"], 6), -w))
+            weight = max(grid, key=lambda w: (round(_evaluate(tuning, parts, rule, w)["recall@5"], 6), -w))
         scores = {n: _evaluate(data[n], parts, rule, weight) for n in names}
-        out.append({"rule": label, "weight": weight if grid else None, "tuned_on": tune, "sets": scores})
+        out.append({"rule": label, "weight": weight if grid else None, "tuned_on": tune, "tune_pool": tune_pool,
+                    "pool": pool, "seed": seed, "sets": scores})
         cells = " | ".join(f"{scores[n]['recall@5']:.3f} ({scores[n]['all@5']:.2f}/{scores[n]['any@5']:.2f})"
                            for n in names)
         print(f"| {label} | {weight if grid else '-'} | {cells} |", flush=True)
