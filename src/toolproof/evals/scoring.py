@@ -298,8 +298,9 @@ def _compare(matcher: Options, expected: type, nested: type | None) -> Callable[
     if expected is list and nested is dict:
         return lambda value: _list_of_dicts_ok(value, values)
     if expected is str and matcher.normalise_strings:
+        exact = frozenset(v for v in values if type(v) is str)  # an allowed string, sent as it is, passes as well
         normalised = matcher.normalised
-        return lambda value: normalise(value) in normalised
+        return lambda value: value in exact or normalise(value) in normalised
     if expected is list and matcher.normalise_strings:
         lists = [[_norm(x) for x in option] for option in values if isinstance(option, list)]
         return lambda value: [_norm(x) for x in value] in lists
