@@ -8,8 +8,10 @@ that moves one verdict, one error kind, field or value, changes its category's d
 from __future__ import annotations
 
 import hashlib
+import pickle
 
 from toolproof.evals import bfcl
+from toolproof.evals.scoring import ExpectedCall, Options, ToolCall, check_call
 
 PINNED = {
     "simple_python": (2606, 560, "33e5912baad856ed"),
@@ -50,3 +52,14 @@ def test_the_digest_sees_an_error_detail_change() -> None:
     assert "wrong_type" in before
     wrong = [bfcl.ToolCall(entry.expected_calls[0].tool, {"base": "eleven", "height": 5})]
     assert repr(bfcl.score_entry(entry, wrong)) != before
+
+
+def test_compiled_entries_and_expected_calls_still_pickle() -> None:
+    entry = bfcl.load_category("simple_java")[0]
+    copy = pickle.loads(pickle.dumps(entry))
+    calls = bfcl.canonical_calls(entry)
+    assert copy == entry and repr(bfcl.score_entry(copy, calls)) == repr(bfcl.score_entry(entry, calls))
+    expected = ExpectedCall("t", {"a": Options(("x",))}, strict=True)
+    assert check_call(expected, ToolCall("t", {"a": "x"}), None).ok
+    again = pickle.loads(pickle.dumps(expected))
+    assert again == expected and not check_call(again, ToolCall("t", {"a": "y"}), None).ok

@@ -106,6 +106,11 @@ class BfclEntry:
         object.__setattr__(self, "checkers", tuple(e.checker(self.specs.get(e.tool), decode)
                                                    for e in self.expected_calls))
 
+    def __reduce__(self) -> tuple[Any, ...]:
+        """Pickled without its compiled checkers (closures): the copy compiles them again as it is made."""
+        return type(self), (self.id, self.category, self.messages, self.functions, self.ground_truth, self.specs,
+                            self.expected_calls)
+
     def expected(self) -> list[ExpectedCall]:
         """The ground truth as strict expected calls (every sent parameter must be in the answer)."""
         out = []

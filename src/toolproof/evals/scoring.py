@@ -189,6 +189,10 @@ class ExpectedCall:
         memo[:] = [(spec, decode, checker)]
         return checker
 
+    def __reduce__(self) -> tuple[Any, ...]:
+        """Pickled without its compiled checker (closures), which the copy compiles again when used."""
+        return type(self), (self.tool, self.arguments, self.strict)
+
 
 @dataclass(frozen=True, slots=True)
 class ToolSpec:
