@@ -107,7 +107,7 @@ class BfclEntry:
                                                    for e in self.expected_calls))
 
     def __reduce__(self) -> tuple[Any, ...]:
-        """Pickled without its compiled checkers (closures): the copy compiles them again as it is made."""
+        """Pickled without its compiled checkers (a literal decoder is a closure): the copy compiles its own."""
         return type(self), (self.id, self.category, self.messages, self.functions, self.ground_truth, self.specs,
                             self.expected_calls)
 

@@ -174,23 +174,21 @@ class ExpectedCall:
     arguments: Mapping[str, Matcher] = field(default_factory=dict)
     strict: bool = False
     #: The last checker compiled from this call, with the spec and decoder it was built for.
-    _checker: list[tuple[ToolSpec | None, Decode | None, CallChecker]] = field(
-        default_factory=list, init=False, repr=False, compare=False)
+    _checker: tuple[ToolSpec | None, Decode | None, CallChecker] | None = field(
+        default=None, init=False, repr=False, compare=False)
 
     def checker(self, spec: ToolSpec | None, decode: Decode | None = None) -> CallChecker:
         """This call compiled against `spec`, reused while the same spec and decoder come back (the replies
         to one case are all scored against one expected call and one spec)."""
         memo = self._checker
-        if memo:
-            seen_spec, seen_decode, checker = memo[0]
-            if seen_spec is spec and seen_decode is decode:
-                return checker
+        if memo is not None and memo[0] is spec and memo[1] is decode:
+            return memo[2]
         checker = CallChecker.build(self, spec, decode)
-        memo[:] = [(spec, decode, checker)]
+        object.__setattr__(self, "_checker", (spec, decode, checker))  # a cache: not compared, not pickled
         return checker
 
     def __reduce__(self) -> tuple[Any, ...]:
-        """Pickled without its compiled checker (closures), which the copy compiles again when used."""
+        """Pickled without its compiled checker (a literal decoder is a closure): the copy compiles its own."""
         return type(self), (self.tool, self.arguments, self.strict)
 
 
@@ -293,22 +291,21 @@ def _list_of_dicts_ok(value: Sequence[Any], options: Sequence[Any]) -> bool:
     return False
 
 
-def _compare(matcher: Options, expected: type, nested: type | None) -> Callable[[Any], bool]:
-    """How a value of exactly the declared type is compared with the allowed values (BFCL's rules), with the
-    allowed values standardised here, once, not per call."""
-    values = matcher.values
+# How a value of exactly the declared type is compared with the allowed values (BFCL's rules).
+_IN, _STRING, _LIST, _DICT, _LIST_OF_DICTS = range(5)
+_NOTHING: Final[frozenset[str]] = frozenset()
+
+
+def _comparison(matcher: Options, expected: type, nested: type | None) -> int:
     if expected is dict:
-        return lambda value: _dict_ok(value, values)
+        return _DICT
     if expected is list and nested is dict:
-        return lambda value: _list_of_dicts_ok(value, values)
+        return _LIST_OF_DICTS
     if expected is str and matcher.normalise_strings:
-        exact = frozenset(v for v in values if type(v) is str)  # an allowed string, sent as it is, passes as well
-        normalised = matcher.normalised
-        return lambda value: value in exact or normalise(value) in normalised
+        return _STRING
     if expected is list and matcher.normalise_strings:
-        lists = [[_norm(x) for x in option] for option in values if isinstance(option, list)]
-        return lambda value: [_norm(x) for x in value] in lists
-    return values.__contains__
+        return _LIST
+    return _IN
 
 
 def _approx_error(name: str, value: Any, matcher: Approx, declared: str | None) -> FieldError | None:
@@ -319,62 +316,97 @@ def _approx_error(name: str, value: Any, matcher: Approx, declared: str | None) 
     return None
 
 
-#: One parameter's check: the sent value -> the error it makes, or None.
-ParamCheck = Callable[[Any], FieldError | None]
-
-
-def _free(value: Any) -> None:
-    """A parameter nothing is asked of (neither declared nor expected, in a spec that allows such)."""
-    return None
-
-
-def _param_check(name: str, matcher: Matcher | None, prop: Mapping[str, Any], decode: Decode | None) -> ParamCheck:
-    """One parameter's check, with all that depends on the schema and the answer alone worked out here.
+class ParamCheck:
+    """One parameter's check, with all that depends on the schema and the answer alone worked out when it is
+    built: the declared and decoded types, BFCL's 'variable' rule, the allowed values standardised.
 
     BFCL's type rule: a value of the declared type is compared by the declared type's rules; a value of the
-    answers' own type (a 'variable': the answer is of another type than declared) is compared as it is."""
-    declared, expected, nested = _param_types(prop)
-    literal = decode(prop) if decode is not None else None
-    if decode is not None:
-        expected, nested = (literal.expected, literal.nested) if literal is not None else (None, None)
-    coerce = decode is None and declared in ("float", "number")
-    absent = isinstance(matcher, Absent)
-    approx = matcher if isinstance(matcher, Approx) else None
-    options = matcher if isinstance(matcher, Options) else None
-    values = options.values if options is not None else ()
-    contains = values.__contains__
-    answer_type = _first_type(values)
-    variable = answer_type is not None and answer_type is not expected
-    item_types = _item_types(values, nested) if expected is not None and nested is not None else None
-    compare = _compare(options, expected, nested) if options is not None and expected is not None and not variable \
-        else contains
-    allowed = tuple(o for o in values if o != "")
+    answers' own type (a 'variable': the answer is of another type than declared) is compared as it is.
+    One slotted object a parameter, sharing the matcher's tuples: a corpus builds thousands, and every extra
+    object lengthens the garbage collector's walks while it loads."""
 
-    def check(value: Any) -> FieldError | None:
+    __slots__ = (
+        "absent",
+        "answer_type",
+        "approx",
+        "coerce",
+        "comparison",
+        "declared",
+        "exact",
+        "expected",
+        "item_types",
+        "lists",
+        "literal",
+        "name",
+        "normalised",
+        "options",
+        "values",
+    )
+
+    def __init__(self, name: str, matcher: Matcher | None, prop: Mapping[str, Any], decode: Decode | None) -> None:
+        declared, expected, nested = _param_types(prop)
+        self.literal = decode(prop) if decode is not None else None
+        if decode is not None:
+            expected, nested = (self.literal.expected, self.literal.nested) if self.literal else (None, None)
+        self.name, self.declared, self.expected = name, declared, expected
+        self.coerce = decode is None and declared in ("float", "number")
+        self.absent = isinstance(matcher, Absent)
+        self.approx = matcher if isinstance(matcher, Approx) else None
+        self.options = options = matcher if isinstance(matcher, Options) else None
+        self.values = values = options.values if options is not None else ()
+        self.answer_type = answer_type = _first_type(values)
+        variable = answer_type is not None and answer_type is not expected
+        self.item_types = _item_types(values, nested) if expected is not None and nested is not None else None
+        self.comparison = _comparison(options, expected, nested) if options is not None and expected is not None \
+            and not variable else _IN
+        # an allowed string sent as it is passes as well: equal strings are equal after standardising too
+        self.exact = () if self.comparison != _STRING else values if all(type(v) is str for v in values) \
+            else tuple(v for v in values if type(v) is str)
+        self.normalised = options.normalised if options is not None else _NOTHING
+        self.lists = [[_norm(x) for x in o] for o in values if isinstance(o, list)] if self.comparison == _LIST \
+            else ()
+
+    def check(self, value: Any) -> FieldError | None:
+        """The error the sent value makes, or None."""
+        literal = self.literal
         if literal is not None:
             if type(value) is not str:
-                return FieldError("wrong_type", name, literal.not_a_literal, value)
+                return FieldError("wrong_type", self.name, literal.not_a_literal, value)
             value = literal.convert(value)
-        elif coerce and type(value) is int:
+        elif self.coerce and type(value) is int:
             value = float(value)
-        if absent:
-            return FieldError("should_be_absent", name, None, value)
-        if approx is not None:
-            return _approx_error(name, value, approx, declared)
-        matched = contains
+        if self.absent:
+            return FieldError("should_be_absent", self.name, None, value)
+        if self.approx is not None:
+            return _approx_error(self.name, value, self.approx, self.declared)
+        comparison = _IN
+        expected = self.expected
         if expected is not None:
             kind = type(value)
             if kind is expected:
-                if item_types is not None and not _items_ok(value, item_types):
-                    return FieldError("wrong_type", name, declared, value)
-                matched = compare
-            elif kind is not answer_type:
-                return FieldError("wrong_type", name, declared, value)
-        if options is None or matched(value):
+                if self.item_types is not None and not _items_ok(value, self.item_types):
+                    return FieldError("wrong_type", self.name, self.declared, value)
+                comparison = self.comparison
+            elif kind is not self.answer_type:
+                return FieldError("wrong_type", self.name, self.declared, value)
+        if self.options is None or self._allowed(value, comparison):
             return None
-        return FieldError("wrong_value", name, list(allowed), value)
+        return FieldError("wrong_value", self.name, [o for o in self.values if o != ""], value)
 
-    return check
+    def _allowed(self, value: Any, comparison: int) -> bool:
+        if comparison == _STRING:
+            return value in self.exact or normalise(value) in self.normalised
+        if comparison == _IN:
+            return value in self.values
+        if comparison == _LIST:
+            return [_norm(x) for x in value] in self.lists
+        if comparison == _DICT:
+            return _dict_ok(value, self.values)
+        return _list_of_dicts_ok(value, self.values)
+
+
+#: A parameter nothing is asked of (neither declared nor expected, in a spec that allows such).
+_FREE: Final = ParamCheck("", None, {}, None)
 
 
 _PASSED: Final = CallCheck(True, True)
@@ -389,7 +421,8 @@ class CallChecker:
     required: tuple[str, ...]
     params: Mapping[str, ParamCheck | None]  # None: sending it is an unexpected parameter
     others: ParamCheck | None  # a parameter neither declared nor expected; None: unexpected
-    missing: tuple[tuple[str, Matcher], ...]  # the expected parameters that may not be left out
+    arguments: Mapping[str, Matcher]  # the expected call's matchers
+    missing: tuple[str, ...]  # the expected parameters that may not be left out
 
     @classmethod
     def build(cls, expected: ExpectedCall, spec: ToolSpec | None, decode: Decode | None = None) -> CallChecker:
@@ -402,10 +435,10 @@ class CallChecker:
                 params[name] = None
                 continue
             prop = properties.get(name)
-            params[name] = _param_check(name, matcher, prop if isinstance(prop, Mapping) else {}, decode)
-        missing = tuple((n, m) for n, m in expected.arguments.items() if not m.optional)
+            params[name] = ParamCheck(name, matcher, prop if isinstance(prop, Mapping) else {}, decode)
+        missing = tuple(n for n, m in expected.arguments.items() if not m.optional)
         return cls(expected.tool, spec.required if spec is not None else (), params,
-                   None if closed or expected.strict else _free, missing)
+                   None if closed or expected.strict else _FREE, expected.arguments, missing)
 
     def check(self, call: ToolCall) -> CallCheck:
         """Score one call. Tool choice and arguments are separate verdicts; the first argument error stops
@@ -420,13 +453,13 @@ class CallChecker:
                 return CallCheck(True, False, (FieldError("missing_required", name),))
         params, others = self.params, self.others
         for name, value in args.items():
-            check = params.get(name, others)
-            error = FieldError("unexpected_param", name, None, value) if check is None else check(value)
+            param = params.get(name, others)
+            error = FieldError("unexpected_param", name, None, value) if param is None else param.check(value)
             if error is not None:
                 return CallCheck(True, False, (error,))
-        for name, matcher in self.missing:
+        for name in self.missing:
             if name not in args:
-                return CallCheck(True, False, (FieldError("missing_expected", name, _describe(matcher)),))
+                return CallCheck(True, False, (FieldError("missing_expected", name, _describe(self.arguments[name])),))
         return _PASSED
 
 
