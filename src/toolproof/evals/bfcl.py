@@ -16,7 +16,7 @@ from collections import Counter
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Final
+from typing import Any, Final, Literal
 
 from .literals import decoder_for
 from .model_errors import DEFAULT_MAX_MODEL_ERRORS, ModelErrorTally, TooManyModelErrors, allowed_errors
@@ -77,6 +77,8 @@ def language_of(category: str) -> str:
 
 
 _DECODERS: Final = {lang: decoder_for(lang) for lang in ("python", "java", "javascript")}
+#: How a category's answers are judged (`_shape`).
+Shape = Literal["no_call", "some_call", "unscored", "parallel", "multiple", "single"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -92,7 +94,7 @@ class BfclEntry:
     expected_calls: tuple[ExpectedCall, ...] = field(default=(), compare=False, repr=False)
     #: The expected calls compiled against their functions and the category's literal decoder.
     checkers: tuple[CallChecker, ...] = field(default=(), init=False, compare=False, repr=False)
-    shape: str = field(default="", init=False, compare=False, repr=False)  # see `_shape`
+    shape: Shape = field(default="unscored", init=False, compare=False, repr=False)  # see `_shape`
 
     def __post_init__(self) -> None:
         # Derived once at load: scoring thousands of outputs must not rebuild them per call.
@@ -151,7 +153,7 @@ def load_category(category: str, root: Path | None = None) -> list[BfclEntry]:
     return entries
 
 
-def _shape(category: str, has_ground_truth: bool) -> str:
+def _shape(category: str, has_ground_truth: bool) -> Shape:
     """How a category's answers are judged: no call, some call, parallel calls, one call of several
     functions, one call; "unscored" when it has no AST ground truth."""
     if category in ("irrelevance", "live_irrelevance"):
