@@ -190,7 +190,8 @@ def sqlite_rows(quick: bool) -> list[dict[str, Any]]:
             rows.append(_row("journal", f"journal (claim + settle) vs raw insert; {label}", done, journal, raw))
             rows.append(_row("journal", f"guarded write (runner) vs raw insert; {label}", done, guarded, raw))
             share = {**_row("journal", f"guarded write (runner) vs journal alone; {label}", done, guarded, journal),
-                     "note": _what_remains(done, raw, statements, journal, guarded)}
+                     "note": "quick run: too short to split" if quick else
+                     _what_remains(done, raw, statements, journal, guarded)}
             rows.append(targeted(share, "sqlite-share", share["ratio"]) if sync == "NORMAL" else share)
             store.close()
     return rows
