@@ -16,11 +16,20 @@ from collections import Counter
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Final
+from typing import Any, Final, Literal
 
 from .literals import decoder_for
 from .model_errors import DEFAULT_MAX_MODEL_ERRORS, ModelErrorTally, TooManyModelErrors, allowed_errors
-from .scoring import CallCheck, ExpectedCall, FieldError, Options, ToolCall, ToolSpec, check_call, check_parallel
+from .scoring import (
+    CallCheck,
+    CallChecker,
+    ExpectedCall,
+    FieldError,
+    Options,
+    ToolCall,
+    ToolSpec,
+    check_parallel_compiled,
+)
 
 AST_CATEGORIES: Final = (
     "simple_python",
@@ -67,6 +76,11 @@ def language_of(category: str) -> str:
     return "python"
 
 
+_DECODERS: Final = {lang: decoder_for(lang) for lang in ("python", "java", "javascript")}
+#: How a category's answers are judged (`_shape`).
+Shape = Literal["no_call", "some_call", "unscored", "parallel", "multiple", "single"]
+
+
 @dataclass(frozen=True, slots=True)
 class BfclEntry:
     """One BFCL question with its functions and (if the category has one) its ground truth."""
@@ -78,6 +92,9 @@ class BfclEntry:
     ground_truth: tuple[Mapping[str, Mapping[str, list[Any]]], ...] | None = None
     specs: Mapping[str, ToolSpec] = field(default_factory=dict, compare=False, repr=False)
     expected_calls: tuple[ExpectedCall, ...] = field(default=(), compare=False, repr=False)
+    #: The expected calls compiled against their functions and the category's literal decoder.
+    checkers: tuple[CallChecker, ...] = field(default=(), init=False, compare=False, repr=False)
+    shape: Shape = field(default="unscored", init=False, compare=False, repr=False)  # see `_shape`
 
     def __post_init__(self) -> None:
         # Derived once at load: scoring thousands of outputs must not rebuild them per call.
@@ -86,6 +103,15 @@ class BfclEntry:
                                                for f in self.functions})
         if not self.expected_calls and self.category in AST_CATEGORIES:
             object.__setattr__(self, "expected_calls", tuple(self.expected()))
+        object.__setattr__(self, "shape", _shape(self.category, self.ground_truth is not None))
+        decode = _DECODERS[language_of(self.category)]
+        object.__setattr__(self, "checkers", tuple(e.checker(self.specs.get(e.tool), decode)
+                                                   for e in self.expected_calls))
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        """Pickled without its compiled checkers (a literal decoder is a closure): the copy compiles its own."""
+        return type(self), (self.id, self.category, self.messages, self.functions, self.ground_truth, self.specs,
+                            self.expected_calls)
 
     def expected(self) -> list[ExpectedCall]:
         """The ground truth as strict expected calls (every sent parameter must be in the answer)."""
@@ -127,29 +153,39 @@ def load_category(category: str, root: Path | None = None) -> list[BfclEntry]:
     return entries
 
 
-_DECODERS: Final = {lang: decoder_for(lang) for lang in ("python", "java", "javascript")}
+def _shape(category: str, has_ground_truth: bool) -> Shape:
+    """How a category's answers are judged: no call, some call, parallel calls, one call of several
+    functions, one call; "unscored" when it has no AST ground truth."""
+    if category in ("irrelevance", "live_irrelevance"):
+        return "no_call"
+    if category == "live_relevance":
+        return "some_call"
+    if not has_ground_truth or category not in AST_CATEGORIES:
+        return "unscored"
+    if "parallel" in category:
+        return "parallel"
+    return "multiple" if "multiple" in category else "single"
 
 
 def score_entry(entry: BfclEntry, calls: Sequence[ToolCall]) -> CallCheck:
     """Score a model's calls for one entry the way BFCL's AST checker does."""
-    if entry.category in ("irrelevance", "live_irrelevance"):
+    shape = entry.shape
+    checkers = entry.checkers
+    if shape == "parallel":
+        return check_parallel_compiled(checkers, calls)
+    if shape == "no_call":
         return CallCheck(not calls, not calls, () if not calls else (FieldError("wrong_count", None, 0, len(calls)),))
-    if entry.category == "live_relevance":
+    if shape == "some_call":
         return CallCheck(bool(calls), bool(calls), () if calls else (FieldError("wrong_count", None, ">=1", 0),))
-    if entry.ground_truth is None or entry.category not in AST_CATEGORIES:
+    if shape == "unscored":
         raise ValueError(f"{entry.id}: category {entry.category!r} has no AST ground truth")
-    expected = entry.expected_calls
-    specs = entry.specs
-    decode = _DECODERS[language_of(entry.category)]
-    if "parallel" in entry.category:
-        return check_parallel(expected, calls, specs, decode)
-    if "multiple" in entry.category:
-        if len(calls) != len(expected):
-            return CallCheck(False, False, (FieldError("wrong_count", None, len(expected), len(calls)),))
-        return check_call(expected[0], calls[0], specs.get(expected[0].tool), decode)
+    if shape == "multiple":
+        if len(calls) != len(checkers):
+            return CallCheck(False, False, (FieldError("wrong_count", None, len(checkers), len(calls)),))
+        return checkers[0].check(calls[0])
     if len(calls) != 1:
         return CallCheck(False, False, (FieldError("wrong_count", None, 1, len(calls)),))
-    return check_call(expected[0], calls[0], specs.get(expected[0].tool), decode)
+    return checkers[0].check(calls[0])
 
 
 # ------------------------------------------------------------------------------------- ground truth calls

@@ -12,7 +12,7 @@ import re
 from collections.abc import Callable, Mapping
 from typing import Any, Final
 
-from .scoring import FieldError
+from .scoring import Decode, LiteralParam
 
 JAVA_TYPES: Final[Mapping[str, type]] = {
     "byte": int, "short": int, "integer": int, "float": float, "double": float, "long": int, "boolean": bool,
@@ -29,8 +29,6 @@ _JAVA_FLOAT: Final = re.compile(r"^-?\d+(\.\d+)?([eE][+-]?\d+)?[fF]$")
 _JAVA_DOUBLE: Final = re.compile(r"^-?\d+(\.\d+)?([eE][+-]?\d+)?$")
 _JAVA_LONG: Final = re.compile(r"^-?\d+[lL]$")
 
-Decoded = tuple[Any, type | None, type | None, FieldError | None]
-Decoder = Callable[[str, Any, Mapping[str, Any]], Decoded]
 Encoder = Callable[[Any, Mapping[str, Any]], Any]
 
 
@@ -176,25 +174,25 @@ def _js_dict(code: str) -> Any:
     return out
 
 
-def _decoder(types: Mapping[str, type], convert: Callable[[str, str, str | None], Any], label: str) -> Decoder:
-    def decode(name: str, value: Any, prop: Mapping[str, Any]) -> Decoded:
+def _decoder(types: Mapping[str, type], convert: Callable[[str, str, str | None], Any], label: str) -> Decode:
+    not_a_literal = f"{label} literal as a string"
+
+    def decode(prop: Mapping[str, Any]) -> LiteralParam | None:
         kind = str(prop.get("type"))
         if kind not in types:
-            return value, None, None, None
-        if type(value) is not str:
-            return value, None, None, FieldError("wrong_type", name, f"{label} literal as a string", value)
+            return None
         nested_kind: str | None = None
         nested_type: type | None = None
         if kind in _NESTED:
             items = prop.get("items")
             nested_kind = str(items.get("type")) if isinstance(items, Mapping) else None
             nested_type = types.get(nested_kind) if nested_kind else None
-        return convert(value, kind, nested_kind), types[kind], nested_type, None
+        return LiteralParam(types[kind], nested_type, lambda text: convert(text, kind, nested_kind), not_a_literal)
 
     return decode
 
 
-def decoder_for(language: str) -> Decoder | None:
+def decoder_for(language: str) -> Decode | None:
     if language == "java":
         return _decoder(JAVA_TYPES, java_convert, "Java")
     if language == "javascript":

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Final, Literal
 
@@ -149,6 +149,21 @@ Matcher = Options | Approx | Absent | AnyValue
 
 
 @dataclass(frozen=True, slots=True)
+class LiteralParam:
+    """How a language's literal decoder reads one declared parameter (see `literals`): a sent value must be a
+    string, which `convert` turns into a value that must have type `expected` (items of type `nested`)."""
+
+    expected: type
+    nested: type | None
+    convert: Callable[[str], Any]
+    not_a_literal: str  # the `expected` of the error when the sent value is not a string
+
+
+#: A decoder is asked once per declared parameter; None: the declared type is not one of its literals.
+Decode = Callable[[Mapping[str, Any]], LiteralParam | None]
+
+
+@dataclass(frozen=True, slots=True)
 class ExpectedCall:
     """One expected call: the tool and a matcher per key argument.
 
@@ -158,6 +173,23 @@ class ExpectedCall:
     tool: str
     arguments: Mapping[str, Matcher] = field(default_factory=dict)
     strict: bool = False
+    #: The last checker compiled from this call, with the spec and decoder it was built for.
+    _checker: tuple[ToolSpec | None, Decode | None, CallChecker] | None = field(
+        default=None, init=False, repr=False, compare=False)
+
+    def checker(self, spec: ToolSpec | None, decode: Decode | None = None) -> CallChecker:
+        """This call compiled against `spec`, reused while the same spec and decoder come back (the replies
+        to one case are all scored against one expected call and one spec)."""
+        memo = self._checker
+        if memo is not None and memo[0] is spec and memo[1] is decode:
+            return memo[2]
+        checker = CallChecker.build(self, spec, decode)
+        object.__setattr__(self, "_checker", (spec, decode, checker))  # a cache: not compared, not pickled
+        return checker
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        """Pickled without its compiled checker (a literal decoder is a closure): the copy compiles its own."""
+        return type(self), (self.tool, self.arguments, self.strict)
 
 
 @dataclass(frozen=True, slots=True)
@@ -168,15 +200,6 @@ class ToolSpec:
     properties: Mapping[str, Mapping[str, Any]]
     required: tuple[str, ...] = ()
     closed: bool = True  # parameters outside `properties` are unexpected
-    _types: dict[str, _ParamTypes] = field(default_factory=dict, init=False, repr=False, compare=False)
-
-    def param_types(self, name: str) -> _ParamTypes:
-        """A parameter's declared type, the Python type its value must have and an array's item type,
-        worked out from the schema the first time a call sends it."""
-        hit = self._types.get(name)
-        if hit is None:
-            hit = self._types[name] = _param_types(self.properties.get(name, {}))
-        return hit
 
     @classmethod
     def from_schema(cls, name: str, schema: Mapping[str, Any]) -> ToolSpec:
@@ -202,10 +225,8 @@ def _declared_type(prop: Mapping[str, Any]) -> str | None:
     return t if isinstance(t, str) else None
 
 
-_ParamTypes = tuple[str | None, type | None, type | None]
-
-
-def _param_types(prop: Mapping[str, Any]) -> _ParamTypes:
+def _param_types(prop: Mapping[str, Any]) -> tuple[str | None, type | None, type | None]:
+    """A parameter's declared type, the Python type its value must have and an array's item type."""
     declared = _declared_type(prop)
     expected = PYTHON_TYPES.get(declared) if declared else None
     nested: type | None = None
@@ -223,21 +244,17 @@ def _first_type(options: Sequence[Any]) -> type | None:
     return None
 
 
-def _type_ok(value: Any, options: Sequence[Any], expected: type, nested: type | None) -> tuple[bool, bool]:
-    """BFCL's type rule: (valid, is_variable). A value of the answers' own type counts as a 'variable'."""
-    answer_type = _first_type(options)
-    is_variable = answer_type is not None and answer_type is not expected
-    if type(value) is expected:
-        if nested is None:
-            return True, is_variable
-        items: list[Any] = value if isinstance(value, list) else []
-        for option in options:
-            if not isinstance(option, list) or all(_type_ok(item, option, nested, None)[0] for item in items):
-                return True, is_variable
-        return False, False  # BFCL: a failed nested check is not rescued by the "variable" rule
-    if answer_type is not None and type(value) is answer_type:
-        return True, True
-    return False, False
+def _item_types(options: Sequence[Any], nested: type) -> tuple[frozenset[type], ...] | None:
+    """BFCL's nested type rule, one set per allowed list: an item has the declared item type or that list's
+    own item type. None when an allowed value is not a list (any list passes); empty: no list passes."""
+    if any(not isinstance(option, list) for option in options):
+        return None
+    allowed = (frozenset(t for t in (nested, _first_type(option)) if t is not None) for option in options)
+    return tuple(dict.fromkeys(allowed))
+
+
+def _items_ok(value: list[Any], item_types: tuple[frozenset[type], ...]) -> bool:
+    return any(all(type(item) in allowed for item in value) for allowed in item_types)
 
 
 def _norm(value: Any) -> Any:
@@ -274,82 +291,182 @@ def _list_of_dicts_ok(value: Sequence[Any], options: Sequence[Any]) -> bool:
     return False
 
 
-def _value_ok(value: Any, matcher: Options, expected: type | None, nested: type | None, is_variable: bool) -> bool:
-    options = list(matcher.values)
-    if not is_variable and expected is not None:
-        if expected is dict:
-            return isinstance(value, Mapping) and _dict_ok(value, options)
-        if expected is list and nested is dict:
-            return isinstance(value, list) and _list_of_dicts_ok(value, options)
-        if expected is str and matcher.normalise_strings:
-            return normalise(value) in matcher.normalised
-        if expected is list and matcher.normalise_strings:
-            candidate = [_norm(v) for v in value]
-            return any(isinstance(o, list) and [_norm(x) for x in o] == candidate for o in options)
-    return bool(value in options)
+# How a value of exactly the declared type is compared with the allowed values (BFCL's rules).
+_IN, _STRING, _LIST, _DICT, _LIST_OF_DICTS = range(5)
+_NOTHING: Final[frozenset[str]] = frozenset()
 
 
-def _check_param(
-    name: str, value: Any, matcher: Matcher | None, prop: Mapping[str, Any], types: _ParamTypes, decode: Any = None
-) -> FieldError | None:
-    declared, expected, nested = types
-    if decode is not None:
-        decoded: tuple[Any, type | None, type | None, FieldError | None] = decode(name, value, prop)
-        value, expected, nested, error = decoded
-        if error is not None:
-            return error
-    if decode is None and declared in ("float", "number") and type(value) is int:
-        value = float(value)
-    if isinstance(matcher, Absent):
-        return FieldError("should_be_absent", name, None, value)
-    if isinstance(matcher, Approx):
-        if type(value) not in (int, float):
-            return FieldError("wrong_type", name, declared, value)
-        if not math.isclose(float(value), matcher.value, rel_tol=0.0, abs_tol=matcher.tolerance):
-            return FieldError("wrong_value", name, matcher.value, value)
-        return None
-    options = matcher.values if isinstance(matcher, Options) else ()
-    is_variable = False
-    if expected is not None:
-        valid, is_variable = _type_ok(value, options, expected, nested)
-        if not valid:
-            return FieldError("wrong_type", name, declared, value)
-    if isinstance(matcher, AnyValue) or matcher is None:
-        return None
-    if not _value_ok(value, matcher, expected, nested, is_variable):
-        return FieldError("wrong_value", name, [o for o in matcher.values if o != ""], value)
+def _comparison(matcher: Options, expected: type, nested: type | None) -> int:
+    if expected is dict:
+        return _DICT
+    if expected is list and nested is dict:
+        return _LIST_OF_DICTS
+    if expected is str and matcher.normalise_strings:
+        return _STRING
+    if expected is list and matcher.normalise_strings:
+        return _LIST
+    return _IN
+
+
+def _approx_error(name: str, value: Any, matcher: Approx, declared: str | None) -> FieldError | None:
+    if type(value) not in (int, float):
+        return FieldError("wrong_type", name, declared, value)
+    if not math.isclose(float(value), matcher.value, rel_tol=0.0, abs_tol=matcher.tolerance):
+        return FieldError("wrong_value", name, matcher.value, value)
     return None
 
 
-_UNTYPED: Final[_ParamTypes] = (None, None, None)
+class ParamCheck:
+    """One parameter's check, with all that depends on the schema and the answer alone worked out when it is
+    built: the declared and decoded types, BFCL's 'variable' rule, the allowed values standardised.
+
+    BFCL's type rule: a value of the declared type is compared by the declared type's rules; a value of the
+    answers' own type (a 'variable': the answer is of another type than declared) is compared as it is.
+    One slotted object a parameter, sharing the matcher's tuples: a corpus builds thousands, and every extra
+    object lengthens the garbage collector's walks while it loads."""
+
+    __slots__ = (
+        "absent",
+        "answer_type",
+        "approx",
+        "coerce",
+        "comparison",
+        "declared",
+        "exact",
+        "expected",
+        "item_types",
+        "lists",
+        "literal",
+        "name",
+        "normalised",
+        "options",
+        "values",
+    )
+
+    def __init__(self, name: str, matcher: Matcher | None, prop: Mapping[str, Any], decode: Decode | None) -> None:
+        declared, expected, nested = _param_types(prop)
+        self.literal = decode(prop) if decode is not None else None
+        if decode is not None:
+            expected, nested = (self.literal.expected, self.literal.nested) if self.literal else (None, None)
+        self.name, self.declared, self.expected = name, declared, expected
+        self.coerce = decode is None and declared in ("float", "number")
+        self.absent = isinstance(matcher, Absent)
+        self.approx = matcher if isinstance(matcher, Approx) else None
+        self.options = options = matcher if isinstance(matcher, Options) else None
+        self.values = values = options.values if options is not None else ()
+        self.answer_type = answer_type = _first_type(values)
+        variable = answer_type is not None and answer_type is not expected
+        self.item_types = _item_types(values, nested) if expected is not None and nested is not None else None
+        self.comparison = _comparison(options, expected, nested) if options is not None and expected is not None \
+            and not variable else _IN
+        # an allowed string sent as it is passes as well: equal strings are equal after standardising too
+        self.exact = () if self.comparison != _STRING else values if all(type(v) is str for v in values) \
+            else tuple(v for v in values if type(v) is str)
+        self.normalised = options.normalised if options is not None else _NOTHING
+        self.lists = [[_norm(x) for x in o] for o in values if isinstance(o, list)] if self.comparison == _LIST \
+            else ()
+
+    def check(self, value: Any) -> FieldError | None:
+        """The error the sent value makes, or None."""
+        literal = self.literal
+        if literal is not None:
+            if type(value) is not str:
+                return FieldError("wrong_type", self.name, literal.not_a_literal, value)
+            value = literal.convert(value)
+        elif self.coerce and type(value) is int:
+            value = float(value)
+        if self.absent:
+            return FieldError("should_be_absent", self.name, None, value)
+        if self.approx is not None:
+            return _approx_error(self.name, value, self.approx, self.declared)
+        comparison = _IN
+        expected = self.expected
+        if expected is not None:
+            kind = type(value)
+            if kind is expected:
+                if self.item_types is not None and not _items_ok(value, self.item_types):
+                    return FieldError("wrong_type", self.name, self.declared, value)
+                comparison = self.comparison
+            elif kind is not self.answer_type:
+                return FieldError("wrong_type", self.name, self.declared, value)
+        if self.options is None or self._allowed(value, comparison):
+            return None
+        return FieldError("wrong_value", self.name, [o for o in self.values if o != ""], value)
+
+    def _allowed(self, value: Any, comparison: int) -> bool:
+        if comparison == _STRING:
+            return value in self.exact or normalise(value) in self.normalised
+        if comparison == _IN:
+            return value in self.values
+        if comparison == _LIST:
+            return [_norm(x) for x in value] in self.lists
+        if comparison == _DICT:
+            return _dict_ok(value, self.values)
+        return _list_of_dicts_ok(value, self.values)
+
+
+#: A parameter nothing is asked of (neither declared nor expected, in a spec that allows such).
+_FREE: Final = ParamCheck("", None, {}, None)
+
+
 _PASSED: Final = CallCheck(True, True)
 
 
-def check_call(expected: ExpectedCall, call: ToolCall, spec: ToolSpec | None, decode: Any = None) -> CallCheck:
-    """Score one call. Tool choice and arguments are separate verdicts; the first argument error stops
-    the check (as BFCL does) so a failure is counted once, on the field that broke it."""
-    if call.name != expected.tool:
-        return CallCheck(False, False, (FieldError("wrong_tool", None, expected.tool, call.name),))
-    if call.arguments is None:
-        return CallCheck(True, False, (FieldError("malformed_arguments", None, None, call.raw_arguments),))
-    args = call.arguments
-    properties: Mapping[str, Mapping[str, Any]] = spec.properties if spec else {}
-    for name in spec.required if spec else ():
-        if name not in args:
-            return CallCheck(True, False, (FieldError("missing_required", name),))
-    for name, value in args.items():
-        matcher = expected.arguments.get(name)
-        outside = spec is not None and spec.closed and name not in properties
-        if outside or (expected.strict and matcher is None):
-            return CallCheck(True, False, (FieldError("unexpected_param", name, None, value),))
-        types = spec.param_types(name) if spec is not None else _UNTYPED
-        error = _check_param(name, value, matcher, properties.get(name, {}), types, decode)
-        if error is not None:
-            return CallCheck(True, False, (error,))
-    for name, matcher in expected.arguments.items():
-        if name not in args and not matcher.optional:
-            return CallCheck(True, False, (FieldError("missing_expected", name, _describe(matcher)),))
-    return _PASSED
+@dataclass(frozen=True, slots=True)
+class CallChecker:
+    """One expected call compiled against its tool's spec, once: a check per parameter the call may send,
+    so scoring a call walks its arguments, never the schema."""
+
+    tool: str
+    required: tuple[str, ...]
+    params: Mapping[str, ParamCheck | None]  # None: sending it is an unexpected parameter
+    others: ParamCheck | None  # a parameter neither declared nor expected; None: unexpected
+    arguments: Mapping[str, Matcher]  # the expected call's matchers
+    missing: tuple[str, ...]  # the expected parameters that may not be left out
+
+    @classmethod
+    def build(cls, expected: ExpectedCall, spec: ToolSpec | None, decode: Decode | None = None) -> CallChecker:
+        properties: Mapping[str, Any] = spec.properties if spec is not None else {}
+        closed = spec is not None and spec.closed
+        params: dict[str, ParamCheck | None] = {}
+        for name in (*properties, *(n for n in expected.arguments if n not in properties)):
+            matcher = expected.arguments.get(name)
+            if (closed and name not in properties) or (expected.strict and matcher is None):
+                params[name] = None
+                continue
+            prop = properties.get(name)
+            params[name] = ParamCheck(name, matcher, prop if isinstance(prop, Mapping) else {}, decode)
+        missing = tuple(n for n, m in expected.arguments.items() if not m.optional)
+        return cls(expected.tool, spec.required if spec is not None else (), params,
+                   None if closed or expected.strict else _FREE, expected.arguments, missing)
+
+    def check(self, call: ToolCall) -> CallCheck:
+        """Score one call. Tool choice and arguments are separate verdicts; the first argument error stops
+        the check (as BFCL does) so a failure is counted once, on the field that broke it."""
+        if call.name != self.tool:
+            return CallCheck(False, False, (FieldError("wrong_tool", None, self.tool, call.name),))
+        args = call.arguments
+        if args is None:
+            return CallCheck(True, False, (FieldError("malformed_arguments", None, None, call.raw_arguments),))
+        for name in self.required:
+            if name not in args:
+                return CallCheck(True, False, (FieldError("missing_required", name),))
+        params, others = self.params, self.others
+        for name, value in args.items():
+            param = params.get(name, others)
+            error = FieldError("unexpected_param", name, None, value) if param is None else param.check(value)
+            if error is not None:
+                return CallCheck(True, False, (error,))
+        for name in self.missing:
+            if name not in args:
+                return CallCheck(True, False, (FieldError("missing_expected", name, _describe(self.arguments[name])),))
+        return _PASSED
+
+
+def check_call(expected: ExpectedCall, call: ToolCall, spec: ToolSpec | None, decode: Decode | None = None
+               ) -> CallCheck:
+    """Score one call against one expected call (see `CallChecker.check`)."""
+    return expected.checker(spec, decode).check(call)
 
 
 def _describe(matcher: Matcher) -> Any:
@@ -364,23 +481,28 @@ def check_parallel(
     expected: Sequence[ExpectedCall],
     calls: Sequence[ToolCall],
     specs: Mapping[str, ToolSpec],
-    decode: Any = None,
+    decode: Decode | None = None,
 ) -> CallCheck:
     """Parallel calls in any order: each expected call takes the first unmatched call that passes (BFCL)."""
-    if len(calls) != len(expected):
-        return CallCheck(False, False, (FieldError("wrong_count", None, len(expected), len(calls)),))
+    return check_parallel_compiled([e.checker(specs.get(e.tool), decode) for e in expected], calls)
+
+
+def check_parallel_compiled(checkers: Sequence[CallChecker], calls: Sequence[ToolCall]) -> CallCheck:
+    """`check_parallel` with the expected calls already compiled."""
+    if len(calls) != len(checkers):
+        return CallCheck(False, False, (FieldError("wrong_count", None, len(checkers), len(calls)),))
     used: set[int] = set()
-    tool_ok = sorted(c.name for c in calls) == sorted(e.tool for e in expected)
-    for exp in expected:
+    for checker in checkers:
         last: CallCheck | None = None
         for index, call in enumerate(calls):
             if index in used:
                 continue
-            last = check_call(exp, call, specs.get(exp.tool), decode)
-            if last.ok:
+            last = checker.check(call)
+            if last is _PASSED:  # a checker's only passing verdict
                 used.add(index)
                 break
-        if last is None or not last.ok:
-            errors = last.errors if last is not None else (FieldError("wrong_count", None, len(expected), 0),)
+        if last is not _PASSED:
+            tool_ok = sorted(c.name for c in calls) == sorted(c.tool for c in checkers)
+            errors = last.errors if last is not None else (FieldError("wrong_count", None, len(checkers), 0),)
             return CallCheck(tool_ok, False, errors)
     return _PASSED

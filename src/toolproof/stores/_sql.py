@@ -256,7 +256,8 @@ def intent_from_row(row: Sequence[Any]) -> Intent:
 
 def audit_params(r: AuditRecord) -> tuple[Any, ...]:
     return (r.at, r.call_id, r.tool, r.schema_version, dumps(r.arguments), r.validation, r.attempt, r.latency_ms,
-            r.outcome, r.run_id, r.conversation_id, r.principal, dumps(list(r.failing_fields)), r.error_class,
+            r.outcome, r.run_id, r.conversation_id, r.principal,
+            dumps(list(r.failing_fields)) if r.failing_fields else "[]", r.error_class,
             r.code, r.idempotency_key, r.exception_type, r.exception_message, r.traceback)
 
 

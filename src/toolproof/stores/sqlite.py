@@ -61,6 +61,7 @@ class SqliteStore(SqlStore):
         if self.path != ":memory:":
             self._set_wal(busy_timeout_s)
         self._db.execute(f"PRAGMA synchronous = {sync}")
+        self._cursor = self._db.cursor()
         self._migrate()
         # Checked by absolute path: a process that changes its directory still names the file it opened.
         self._abspath = os.path.abspath(self.path)
@@ -119,11 +120,12 @@ class SqliteStore(SqlStore):
             store=self.path, cause=f"file {how}")
 
     def _run(self, sql: str, params: Sequence[Any] = ()) -> tuple[int, list[tuple[Any, ...]]]:
+        params = storable_params(params)
         with self._lock:
             self._check_file()
-            cur = self._db.execute(sql, storable_params(params))
-            rows = cur.fetchall() if cur.description is not None else []
-            return cur.rowcount, rows
+            cur = self._cursor  # one cursor, used under the lock and drained before it is released
+            cur.execute(sql, params)
+            return cur.rowcount, cur.fetchall() if cur.description is not None else []
 
     def _run_settle(self, sql: str, params: Sequence[Any]) -> int:
         """One settling statement under `finish_synchronous` (see the module docstring)."""
