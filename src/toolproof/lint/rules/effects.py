@@ -89,10 +89,9 @@ _KEY_NAME: Final = re.compile("key|token|uuid|nonce|id|reference|request")  # an
 def _fresh_key_texts(tool: ToolDef) -> Iterator[tuple[str, str]]:
     """(pointer, text) of the tool's description and of each key-like parameter's description."""
     yield tool.description_pointer, tool.description_text
-    for node in tool.nodes:
-        desc = node.schema.get("description")
-        if node.name and isinstance(desc, str) and _KEY_NAME.search(node.name.lower()):
-            yield node.pointer + "/description", desc
+    for node in tool.params:
+        if node.name and node.description and _KEY_NAME.search(node.name.lower()):
+            yield node.pointer + "/description", node.description
 
 
 def check_fresh_key_per_call(tool: ToolDef, config: LintConfig) -> Iterator[Hit]:

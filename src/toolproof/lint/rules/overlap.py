@@ -18,15 +18,16 @@ from functools import lru_cache
 from typing import Final
 
 from ..model import ToolDef
-from ..text import GENERIC_NAMES, STOPWORDS, canonical, content_words, name_words, stem, verb_position
+from ..text import GENERIC_NAMES, STOPWORDS, canonical, folded, name_words, stem, verb_position
 from .effects import is_write
 
 #: Read actions (after `canonical`): two of them on one object do one job (`list_invoices`, `get_invoices`).
 #: Any other pair of different actions is a CRUD sibling (`create_x`, `delete_x`) and never a look-alike.
 READ_ACTIONS: Final = frozenset({"get", "list", "search", "show", "view", "describe", "browse", "inspect",
                                  "display", "check", "load"})
-_VERSION_TAIL: Final = re.compile(r"(?:[_\-.]?v\d+(?:[._]\d+)*|[_\-](?:new|old|legacy|deprecated|latest|next)|"
-                                  r"[_\-]?\d+)$", re.IGNORECASE)
+_TAIL_WORDS: Final = ("new", "old", "legacy", "deprecated", "latest", "next")
+_VERSION_TAIL: Final = re.compile(rf"(?:[_\-.]?v\d+(?:[._]\d+)*|[_\-](?:{'|'.join(_TAIL_WORDS)})|[_\-]?\d+)$",
+                                  re.IGNORECASE)
 _MIN_TOKENS: Final = 3  # content words a description needs to be compared by its words
 _NUMBER: Final = re.compile(r"\d+(?:[.,]\d+)*")
 _LETTERS: Final = re.compile(r"[a-z]+")
@@ -90,6 +91,9 @@ def _object_words(raw: tuple[str, ...]) -> tuple[tuple[str, ...], tuple[str, ...
 
 def base_name(name: str) -> str:
     """The name without a version tail (`order_v2`, `search_new`, `lookup2` -> `order`, `search`, `lookup`)."""
+    end = name.rstrip("\n")  # `$` also matches before a final newline
+    if not (end[-1:].isdigit() or folded(end).endswith(_TAIL_WORDS)):
+        return name  # every tail ends in a digit or a tail word: most names skip a search from every position
     return _VERSION_TAIL.sub("", name) or name
 
 
@@ -146,7 +150,7 @@ class Descriptions:
     """The toolset's descriptions as compared: canonical content words, their set, and TF-IDF vectors."""
 
     def __init__(self, tools: Sequence[ToolDef]) -> None:
-        self.tokens = [[_word(w) for w in content_words(t.description_words)] for t in tools]
+        self.tokens = [list(map(_word, t.description_content)) for t in tools]
         self.sets = [frozenset(d) for d in self.tokens]
         self.tfidf = TfIdf(self.tokens)
         self._orders: dict[int, tuple[str, ...]] = {}

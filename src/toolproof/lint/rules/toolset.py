@@ -11,7 +11,7 @@ from typing import Final
 
 from ..config import LintConfig
 from ..model import ToolDef, ToolGroup
-from ..text import canonical, content_words, name_words, stem, text_words, verb_position
+from ..text import canonical, name_words, stem, text_words, verb_position
 from .base import Hit, Rule
 from .overlap import (
     Descriptions,
@@ -28,7 +28,7 @@ _DIRECTION: Final = frozenset({"by", "to", "from", "into", "for", "per", "via"})
 _PLURAL_DESC: Final = 0.9  # singular/plural twins must read nearly alike to be look-alikes (else one vs many)
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)  # not frozen: built once per tool and run, and a frozen init costs four times as much
 class _Profile:
     index: int  # the tool's position in its toolset
     name: str
@@ -58,7 +58,7 @@ def _profiles(tools: Sequence[ToolDef]) -> tuple[list[_Profile], TfIdf]:
             name_set=frozenset(map(canonical, obj_raw)),
             text=tool.description_text,
         ))
-    return out, TfIdf([tuple(map(canonical, content_words(t.description_words))) for t in tools])
+    return out, TfIdf([tuple(map(canonical, t.description_content)) for t in tools])
 
 
 def similarity(a: _Profile, b: _Profile, corpus: TfIdf) -> tuple[float, float]:
