@@ -15,6 +15,7 @@ from collections import Counter, defaultdict
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
+from itertools import chain
 from typing import Final
 
 from ..model import ToolDef
@@ -121,9 +122,7 @@ class TfIdf:
     10,000 tools compare in a few thousand pairs, not all."""
 
     def __init__(self, docs: Sequence[Sequence[str]]) -> None:
-        df: Counter[str] = Counter()
-        for d in docs:
-            df.update(set(d))
+        df = Counter(chain.from_iterable(map(set, docs)))  # one count in C, not one update per document
         n = len(docs)
         self._docs = docs
         self._idf = {w: math.log((1 + n) / (1 + c)) + 1.0 for w, c in df.items()}
@@ -205,9 +204,8 @@ def description_pairs(tools: Sequence[ToolDef], desc: Descriptions,
             continue
         if ra != rb and sorted(map(stem, ra)) == sorted(map(stem, rb)):
             continue  # converse: fahrenheit_to_celsius beside celsius_to_fahrenheit
-        pair = _explain(desc, i, j, sa ^ sb, desc.cosine(i, j))
-        if pair is not None and not _mentions(a, b) and not said_apart(a, b):
-            yield pair
+        if _same_words(desc, i, j) and not _mentions(a, b) and not said_apart(a, b):
+            yield Pair(i, j, desc.shared(i, j), tuple(sorted(sa ^ sb)), desc.cosine(i, j))
 
 
 def _comparable(desc: Descriptions, tool: ToolDef, i: int) -> bool:
@@ -218,14 +216,11 @@ def _mentions(a: ToolDef, b: ToolDef) -> bool:
     return (len(b.label) > 2 and b.label in a.description_text) or (len(a.label) > 2 and a.label in b.description_text)
 
 
-def _explain(desc: Descriptions, i: int, j: int, name_diff: frozenset[str], sim: float) -> Pair | None:
-    """The pair with its shared words, or None when the descriptions say which is which: any content word in
-    one and not the other does (measured on the corpora: "a list of" against "the details of", "as HTML"
-    against "as plain text"), and so does their order. Only stop words, repeats and the form of a read action
-    may differ."""
-    if desc.sets[i] != desc.sets[j] or desc.first_order(i) != desc.first_order(j):
-        return None
-    return Pair(i, j, desc.shared(i, j), tuple(sorted(name_diff)), sim)
+def _same_words(desc: Descriptions, i: int, j: int) -> bool:
+    """False when the descriptions say which is which: any content word in one and not the other does
+    (measured on the corpora: "a list of" against "the details of", "as HTML" against "as plain text"), and so
+    does their order. Only stop words, repeats and the form of a read action may differ."""
+    return desc.sets[i] == desc.sets[j] and desc.first_order(i) == desc.first_order(j)
 
 
 def is_catch_all(tool: ToolDef, min_words: int) -> bool:

@@ -300,6 +300,8 @@ def _has_examples(value: Any, depth: int = 0) -> bool:
 #: Words that introduce an example, in the tool's or any parameter's description. No `\b` after "e.g.": a
 #: boundary between "." and the space that follows it does not exist, so "e.g. 2500" never matched.
 _EXAMPLE_WORDS: Final = re.compile(r"\b(?:examples?\b|e\.g\.|for instance\b|such as\b)")
+#: Every match of `_EXAMPLE_WORDS` holds one of these: a text with none is not searched from every position.
+_EXAMPLE_NEEDLES: Final = ("example", "e.g.", "for instance", "such as")
 
 
 def check_no_examples(tool: ToolDef, config: LintConfig) -> Iterator[Hit]:
@@ -310,7 +312,8 @@ def check_no_examples(tool: ToolDef, config: LintConfig) -> Iterator[Hit]:
         return
     # One search over every description joined by newlines: no example phrase spans a newline.
     texts = [tool.description_text, *(str(n.schema.get("description") or "") for n in tool.nodes)]
-    if _EXAMPLE_WORDS.search(folded("\n".join(texts))):
+    low = folded("\n".join(texts))
+    if any(w in low for w in _EXAMPLE_NEEDLES) and _EXAMPLE_WORDS.search(low):
         return
     yield Hit(tool, tool.schema_pointer, "no example arguments anywhere (tool, schema or description)",
               "Add one or two realistic example calls (`examples`) or 'e.g.' values in parameter descriptions.")
@@ -373,15 +376,12 @@ def _has_header(schema: Any) -> bool:
     stack = [schema]
     while stack:
         node = stack.pop()
-        if not isinstance(node, (dict, list)) or id(node) in visited:
+        if id(node) in visited:
             continue
         visited.add(id(node))
-        if isinstance(node, list):
-            stack.extend(node)
-        elif "x-mcp-header" in node:
+        if isinstance(node, dict) and "x-mcp-header" in node:
             return True
-        else:
-            stack.extend(node.values())
+        stack += [v for v in (node.values() if isinstance(node, dict) else node) if isinstance(v, (dict, list))]
     return False
 
 
