@@ -38,9 +38,14 @@ def walk(schema: Any, pointer: str) -> list[Node]:
     while stack:
         node = stack.pop()
         out.append(node)
-        if node.depth < MAX_DEPTH:
+        if node.depth < MAX_DEPTH and not _PARENT_KEYS.isdisjoint(node.schema):  # most nodes are leaves
             stack.extend(reversed(_children(node)))
     return out
+
+
+#: The keys `_children` descends through.
+_PARENT_KEYS: Final = frozenset({"properties", "items", "anyOf", "oneOf", "allOf", "additionalProperties", "$defs",
+                                 "definitions"})
 
 
 def _children(parent: Node) -> list[Node]:

@@ -121,8 +121,9 @@ class TfIdf:
     """TF-IDF unit vectors of a toolset's documents (their words), each built the first time a pair needs it:
     10,000 tools compare in a few thousand pairs, not all."""
 
-    def __init__(self, docs: Sequence[Sequence[str]]) -> None:
-        df = Counter(chain.from_iterable(map(set, docs)))  # one count in C, not one update per document
+    def __init__(self, docs: Sequence[Sequence[str]], sets: Sequence[frozenset[str]] | None = None) -> None:
+        """`sets`: each document's set of words, when the caller has them."""
+        df = Counter(chain.from_iterable(sets if sets is not None else map(set, docs)))  # one count, in C
         n = len(docs)
         self._docs = docs
         self._idf = {w: math.log((1 + n) / (1 + c)) + 1.0 for w, c in df.items()}
@@ -131,10 +132,7 @@ class TfIdf:
     def vector(self, i: int) -> dict[str, float]:
         vec = self._vectors.get(i)
         if vec is None:
-            tf: dict[str, int] = defaultdict(int)
-            for w in self._docs[i]:
-                tf[w] += 1
-            weights = {w: c * self._idf[w] for w, c in tf.items()}
+            weights = {w: c * self._idf[w] for w, c in Counter(self._docs[i]).items()}
             norm = math.sqrt(sum(v * v for v in weights.values())) or 1.0
             vec = self._vectors[i] = {w: v / norm for w, v in weights.items()}
         return vec
@@ -149,9 +147,9 @@ class Descriptions:
     """The toolset's descriptions as compared: canonical content words, their set, and TF-IDF vectors."""
 
     def __init__(self, tools: Sequence[ToolDef]) -> None:
-        self.tokens = [list(map(_word, t.description_content)) for t in tools]
+        self.tokens = [tuple(map(_word, t.description_content)) for t in tools]
         self.sets = [frozenset(d) for d in self.tokens]
-        self.tfidf = TfIdf(self.tokens)
+        self.tfidf = TfIdf(self.tokens, self.sets)
         self._orders: dict[int, tuple[str, ...]] = {}
 
     def first_order(self, i: int) -> tuple[str, ...]:
@@ -164,7 +162,7 @@ class Descriptions:
     def shared(self, i: int, j: int, n: int = 5) -> tuple[str, ...]:
         """The words both descriptions use, heaviest first (the generic read action left out)."""
         a, b = self.tfidf.vector(i), self.tfidf.vector(j)
-        return tuple(w for _, w in sorted((-a[w] * b[w], w) for w in a.keys() & b.keys() if w != "get")[:n])
+        return tuple(w for _, w in sorted([(-a[w] * b[w], w) for w in a.keys() & b.keys() if w != "get"])[:n])
 
     def cosine(self, i: int, j: int) -> float:
         return self.tfidf.cosine(i, j)
