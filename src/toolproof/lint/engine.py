@@ -70,36 +70,35 @@ def lint_tooldefs(tools: Sequence[ToolDef], config: LintConfig | None = None) ->
     for t in tools:
         groups[(t.source, t.toolset)].append(t)
     findings: list[Finding] = []
-
-    severities = {r.code: _severity(r, config) for r in rules}
     per_tool = bool(config.per_tool_ignores)
 
-    def report(rule: Rule, h: Hit, source: str, toolset: str) -> None:
-        name = h.tool.label if h.tool is not None else ""
+    def report(rule: Rule, severity: Severity, h: Hit, source: str, toolset: str) -> None:
+        tool = h.tool
+        name = tool.label if tool is not None else ""
         if per_tool and name and _ignored(rule, name, config):
             return
-        findings.append(Finding(
-            code=rule.code, rule=rule.slug, severity=severities[rule.code], tool=name, pointer=h.pointer,
-            message=h.message, fix=h.fix or rule.fix,
-            source=h.tool.source if h.tool is not None else source,
-            toolset=h.tool.toolset if h.tool is not None else toolset,
-        ))
+        findings.append(Finding(rule.code, rule.slug, severity, name, h.pointer, h.message, h.fix or rule.fix,
+                                tool.source if tool is not None else source,
+                                tool.toolset if tool is not None else toolset))
 
-    tool_checks = [(r, r.tool_check) for r in rules if r.tool_check is not None]
-    set_checks = [(r, r.toolset_check) for r in rules if r.toolset_check is not None and r.code not in RUN_WIDE]
-    run_checks = [(r, r.toolset_check) for r in rules if r.toolset_check is not None and r.code in RUN_WIDE]
+    tool_checks = [(r, _severity(r, config), r.tool_check) for r in rules if r.tool_check is not None]
+    set_checks = [(r, _severity(r, config), r.toolset_check) for r in rules
+                  if r.toolset_check is not None and r.code not in RUN_WIDE]
+    run_checks = [(r, _severity(r, config), r.toolset_check) for r in rules
+                  if r.toolset_check is not None and r.code in RUN_WIDE]
     for (source, toolset), listed in groups.items():
         members = ToolGroup(listed)
         for t in members:
-            for rule, tool_check in tool_checks:
+            for rule, severity, tool_check in tool_checks:
                 for hit in tool_check(t, config):
-                    report(rule, hit, source, toolset)
-        for rule, set_check in set_checks:
+                    report(rule, severity, hit, source, toolset)
+        for rule, severity, set_check in set_checks:
             for hit in set_check(members, config):
-                report(rule, hit, source, toolset)
-    for rule, run_check in run_checks:
-        for hit in run_check(ToolGroup(tools), config):
-            report(rule, hit, "", "")
+                report(rule, severity, hit, source, toolset)
+    everything = ToolGroup(tools)
+    for rule, severity, run_check in run_checks:
+        for hit in run_check(everything, config):
+            report(rule, severity, hit, "", "")
     return findings
 
 

@@ -11,7 +11,7 @@ from functools import cached_property
 from typing import Any, Literal, TypeVar, overload
 
 from .schema_walk import Node, walk
-from .text import cjk_chars, folded, text_words
+from .text import cjk_chars, content_words, folded, text_words
 
 _T = TypeVar("_T")
 
@@ -63,6 +63,11 @@ class ToolDef:
         return tuple(text_words(self.description_text))
 
     @cached_property
+    def description_content(self) -> tuple[str, ...]:
+        """The description's words that carry meaning (`text.content_words`), for both look-alike passes."""
+        return tuple(content_words(self.description_words))
+
+    @cached_property
     def description_folded(self) -> str:
         """The description in lower case for the rules' phrase patterns (`text.folded`)."""
         return folded(self.description_text)
@@ -76,6 +81,11 @@ class ToolDef:
     def nodes(self) -> tuple[Node, ...]:
         """Every sub-schema of the input schema, walked once and shared by all parameter rules."""
         return tuple(walk(self.input_schema, self.schema_pointer))
+
+    @cached_property
+    def params(self) -> tuple[Node, ...]:
+        """The named properties at any depth (the nodes most parameter rules look at)."""
+        return tuple(n for n in self.nodes if n.name is not None)
 
     @property
     def properties(self) -> dict[str, Any]:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from functools import lru_cache
 from typing import Any, Final
 
 from .findings import escape_pointer
@@ -11,7 +12,7 @@ MAX_DEPTH: Final = 64  # deeper schemas are cut off, never a RecursionError
 JSON_TYPES: Final = frozenset({"string", "number", "integer", "boolean", "object", "array", "null"})
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)  # not frozen: a catalogue walks tens of thousands, and a frozen init costs five times more
 class Node:
     pointer: str
     name: str | None  # the property name, None for the root, items and combinator branches
@@ -19,9 +20,12 @@ class Node:
     depth: int  # 0 for the root, 1 for top-level parameters
     required: bool
     types: frozenset[str] = field(init=False)  # `types_of(schema)`, worked out once for every rule
+    description: str = field(init=False)  # the schema's `description` when it is a string, else ""
 
     def __post_init__(self) -> None:
-        object.__setattr__(self, "types", frozenset(types_of(self.schema)))
+        self.types = types_of(self.schema)
+        desc = self.schema.get("description")
+        self.description = desc if isinstance(desc, str) else ""
 
 
 def walk(schema: Any, pointer: str) -> list[Node]:
@@ -34,9 +38,14 @@ def walk(schema: Any, pointer: str) -> list[Node]:
     while stack:
         node = stack.pop()
         out.append(node)
-        if node.depth < MAX_DEPTH:
+        if node.depth < MAX_DEPTH and not _PARENT_KEYS.isdisjoint(node.schema):  # most nodes are leaves
             stack.extend(reversed(_children(node)))
     return out
+
+
+#: The keys `_children` descends through.
+_PARENT_KEYS: Final = frozenset({"properties", "items", "anyOf", "oneOf", "allOf", "additionalProperties", "$defs",
+                                 "definitions"})
 
 
 def _children(parent: Node) -> list[Node]:
@@ -70,21 +79,26 @@ def _children(parent: Node) -> list[Node]:
     return out
 
 
-def types_of(node: dict[str, Any]) -> set[str]:
+def types_of(node: dict[str, Any]) -> frozenset[str]:
     """The declared type names (lower case kept as written), including those of anyOf/oneOf branches."""
     kind = node.get("type")
-    out: set[str] = set()
+    out: list[str] = []
     if isinstance(kind, str):
-        out.add(kind)
+        out.append(kind)
     elif isinstance(kind, list):
-        out.update(k for k in kind if isinstance(k, str))
+        out += [k for k in kind if isinstance(k, str)]
     for key in ("anyOf", "oneOf"):
         branches = node.get(key)
         if isinstance(branches, list):
-            for b in branches:
-                if isinstance(b, dict) and isinstance(b.get("type"), str):
-                    out.add(b["type"])
-    return out
+            out += [b["type"] for b in branches if isinstance(b, dict) and isinstance(b.get("type"), str)]
+    return _type_set(tuple(out))
+
+
+@lru_cache(maxsize=1024)
+def _type_set(names: tuple[str, ...]) -> frozenset[str]:
+    """One set per combination of type names, shared by every node with it: a catalogue has a handful, and
+    a set per node is that many more objects for the collector to scan."""
+    return frozenset(names)
 
 
 def is_object(node: dict[str, Any]) -> bool:

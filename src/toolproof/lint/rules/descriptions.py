@@ -58,8 +58,7 @@ def check_restates_name(tool: ToolDef, config: LintConfig) -> Iterator[Hit]:
     if not words:
         return
     name = {canonical(w) for w in name_words(tool.name)}
-    rest = [w for w in words if canonical(w) not in name and w not in _FILLER]
-    if not rest:
+    if not any(w not in _FILLER and canonical(w) not in name for w in words):  # stops at the first word of its own
         yield Hit(tool, tool.description_pointer, f"the description ({tool.description_text.strip()!r}) only "
                   f"restates the name {tool.name!r}", "Say what the name cannot: the scope, when to use it, "
                   "what it returns.")
@@ -100,19 +99,27 @@ def check_no_return(tool: ToolDef, config: LintConfig) -> Iterator[Hit]:
 def check_markup(tool: ToolDef, config: LintConfig) -> Iterator[Hit]:
     """Words the model reads that carry markup, chat-template tokens or invisible characters (tool poisoning):
     the same rule the gateway neutralises an untrusted upstream's listing with (`contract.untrusted`)."""
-    texts = [(tool.description_pointer, tool.description_text)]
+    texts = [tool.description_text]
     for node in tool.nodes:
-        texts.extend((f"{node.pointer}/{key}", node.schema[key]) for key in ("description", "title")
-                     if isinstance(node.schema.get(key), str))
-    if not findings("\n".join(text for _, text in texts), any_tag=False):
+        title = node.schema.get("title")
+        texts += (node.description, title) if isinstance(title, str) else (node.description,)
+    if not findings("\n".join(texts), any_tag=False):
         return  # none of the patterns is anchored: clean joined text means every text is clean
-    for pointer, text in texts:
+    for pointer, text in _texts(tool):
         found = findings(text, any_tag=False)
         if found:
             yield Hit(tool, pointer, f"the text carries {', '.join(found)}: a model reading the listing could take "
                       "it for the harness or the system (tool poisoning)",
                       "Remove the tags, tokens and invisible characters; the gateway serves an untrusted upstream's "
                       "text neutralised.")
+
+
+def _texts(tool: ToolDef) -> Iterator[tuple[str, str]]:
+    """(pointer, text) of the description and of every schema description and title."""
+    yield tool.description_pointer, tool.description_text
+    for node in tool.nodes:
+        yield from ((f"{node.pointer}/{key}", node.schema[key]) for key in ("description", "title")
+                    if isinstance(node.schema.get(key), str))
 
 
 RULES: Final = (

@@ -83,21 +83,23 @@ _FRESH_KEY: Final = re.compile(
     r"\b(?:unique|new|fresh|different|random)\b[^.;]{0,40}?\b(?:for|on|per|with|in)\s+(?:each|every|any)\s+"
     r"(?:new\s+)?(?:request|call|invocation|attempt|retry|time|operation)\b"
     r"|\b(?:generate|create|mint|use)\s+a\s+(?:new|fresh|different|random)\b[^.;]{0,30}?\b(?:each|every)\s+time\b")
+#: Every match of `_FRESH_KEY` holds one of these: a text with none (most) is not searched from every position.
+_FRESH_WORDS: Final = ("unique", "new", "fresh", "different", "random")
 _KEY_NAME: Final = re.compile("key|token|uuid|nonce|id|reference|request")  # anywhere in a parameter's name
 
 
 def _fresh_key_texts(tool: ToolDef) -> Iterator[tuple[str, str]]:
     """(pointer, text) of the tool's description and of each key-like parameter's description."""
     yield tool.description_pointer, tool.description_text
-    for node in tool.nodes:
-        desc = node.schema.get("description")
-        if node.name and isinstance(desc, str) and _KEY_NAME.search(node.name.lower()):
-            yield node.pointer + "/description", desc
+    for node in tool.params:
+        if node.name and node.description and _KEY_NAME.search(node.name.lower()):
+            yield node.pointer + "/description", node.description
 
 
 def check_fresh_key_per_call(tool: ToolDef, config: LintConfig) -> Iterator[Hit]:
     for pointer, text in _fresh_key_texts(tool):
-        found = _FRESH_KEY.search(folded(text))  # lower case, one character for one: the span is the same
+        low = folded(text)  # lower case, one character for one: the span is the same
+        found = _FRESH_KEY.search(low) if any(w in low for w in _FRESH_WORDS) else None
         if found:
             quoted = text[found.start():found.end()]
             yield Hit(tool, pointer, f"the description asks for a new key on every call ({quoted!r}): a "

@@ -15,18 +15,20 @@ from collections import Counter, defaultdict
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
+from itertools import chain
 from typing import Final
 
 from ..model import ToolDef
-from ..text import GENERIC_NAMES, STOPWORDS, canonical, content_words, name_words, stem, verb_position
+from ..text import GENERIC_NAMES, STOPWORDS, canonical, folded, name_words, stem, verb_position
 from .effects import is_write
 
 #: Read actions (after `canonical`): two of them on one object do one job (`list_invoices`, `get_invoices`).
 #: Any other pair of different actions is a CRUD sibling (`create_x`, `delete_x`) and never a look-alike.
 READ_ACTIONS: Final = frozenset({"get", "list", "search", "show", "view", "describe", "browse", "inspect",
                                  "display", "check", "load"})
-_VERSION_TAIL: Final = re.compile(r"(?:[_\-.]?v\d+(?:[._]\d+)*|[_\-](?:new|old|legacy|deprecated|latest|next)|"
-                                  r"[_\-]?\d+)$", re.IGNORECASE)
+_TAIL_WORDS: Final = ("new", "old", "legacy", "deprecated", "latest", "next")
+_VERSION_TAIL: Final = re.compile(rf"(?:[_\-.]?v\d+(?:[._]\d+)*|[_\-](?:{'|'.join(_TAIL_WORDS)})|[_\-]?\d+)$",
+                                  re.IGNORECASE)
 _MIN_TOKENS: Final = 3  # content words a description needs to be compared by its words
 _NUMBER: Final = re.compile(r"\d+(?:[.,]\d+)*")
 _LETTERS: Final = re.compile(r"[a-z]+")
@@ -90,6 +92,9 @@ def _object_words(raw: tuple[str, ...]) -> tuple[tuple[str, ...], tuple[str, ...
 
 def base_name(name: str) -> str:
     """The name without a version tail (`order_v2`, `search_new`, `lookup2` -> `order`, `search`, `lookup`)."""
+    end = name.rstrip("\n")  # `$` also matches before a final newline
+    if not (end[-1:].isdigit() or folded(end).endswith(_TAIL_WORDS)):
+        return name  # every tail ends in a digit or a tail word: most names skip a search from every position
     return _VERSION_TAIL.sub("", name) or name
 
 
@@ -116,10 +121,9 @@ class TfIdf:
     """TF-IDF unit vectors of a toolset's documents (their words), each built the first time a pair needs it:
     10,000 tools compare in a few thousand pairs, not all."""
 
-    def __init__(self, docs: Sequence[Sequence[str]]) -> None:
-        df: Counter[str] = Counter()
-        for d in docs:
-            df.update(set(d))
+    def __init__(self, docs: Sequence[Sequence[str]], sets: Sequence[frozenset[str]] | None = None) -> None:
+        """`sets`: each document's set of words, when the caller has them."""
+        df = Counter(chain.from_iterable(sets if sets is not None else map(set, docs)))  # one count, in C
         n = len(docs)
         self._docs = docs
         self._idf = {w: math.log((1 + n) / (1 + c)) + 1.0 for w, c in df.items()}
@@ -128,10 +132,7 @@ class TfIdf:
     def vector(self, i: int) -> dict[str, float]:
         vec = self._vectors.get(i)
         if vec is None:
-            tf: dict[str, int] = defaultdict(int)
-            for w in self._docs[i]:
-                tf[w] += 1
-            weights = {w: c * self._idf[w] for w, c in tf.items()}
+            weights = {w: c * self._idf[w] for w, c in Counter(self._docs[i]).items()}
             norm = math.sqrt(sum(v * v for v in weights.values())) or 1.0
             vec = self._vectors[i] = {w: v / norm for w, v in weights.items()}
         return vec
@@ -146,9 +147,9 @@ class Descriptions:
     """The toolset's descriptions as compared: canonical content words, their set, and TF-IDF vectors."""
 
     def __init__(self, tools: Sequence[ToolDef]) -> None:
-        self.tokens = [[_word(w) for w in content_words(t.description_words)] for t in tools]
+        self.tokens = [tuple(map(_word, t.description_content)) for t in tools]
         self.sets = [frozenset(d) for d in self.tokens]
-        self.tfidf = TfIdf(self.tokens)
+        self.tfidf = TfIdf(self.tokens, self.sets)
         self._orders: dict[int, tuple[str, ...]] = {}
 
     def first_order(self, i: int) -> tuple[str, ...]:
@@ -161,7 +162,7 @@ class Descriptions:
     def shared(self, i: int, j: int, n: int = 5) -> tuple[str, ...]:
         """The words both descriptions use, heaviest first (the generic read action left out)."""
         a, b = self.tfidf.vector(i), self.tfidf.vector(j)
-        return tuple(w for _, w in sorted((-a[w] * b[w], w) for w in a.keys() & b.keys() if w != "get")[:n])
+        return tuple(w for _, w in sorted([(-a[w] * b[w], w) for w in a.keys() & b.keys() if w != "get"])[:n])
 
     def cosine(self, i: int, j: int) -> float:
         return self.tfidf.cosine(i, j)
@@ -201,9 +202,8 @@ def description_pairs(tools: Sequence[ToolDef], desc: Descriptions,
             continue
         if ra != rb and sorted(map(stem, ra)) == sorted(map(stem, rb)):
             continue  # converse: fahrenheit_to_celsius beside celsius_to_fahrenheit
-        pair = _explain(desc, i, j, sa ^ sb, desc.cosine(i, j))
-        if pair is not None and not _mentions(a, b) and not said_apart(a, b):
-            yield pair
+        if _same_words(desc, i, j) and not _mentions(a, b) and not said_apart(a, b):
+            yield Pair(i, j, desc.shared(i, j), tuple(sorted(sa ^ sb)), desc.cosine(i, j))
 
 
 def _comparable(desc: Descriptions, tool: ToolDef, i: int) -> bool:
@@ -214,14 +214,11 @@ def _mentions(a: ToolDef, b: ToolDef) -> bool:
     return (len(b.label) > 2 and b.label in a.description_text) or (len(a.label) > 2 and a.label in b.description_text)
 
 
-def _explain(desc: Descriptions, i: int, j: int, name_diff: frozenset[str], sim: float) -> Pair | None:
-    """The pair with its shared words, or None when the descriptions say which is which: any content word in
-    one and not the other does (measured on the corpora: "a list of" against "the details of", "as HTML"
-    against "as plain text"), and so does their order. Only stop words, repeats and the form of a read action
-    may differ."""
-    if desc.sets[i] != desc.sets[j] or desc.first_order(i) != desc.first_order(j):
-        return None
-    return Pair(i, j, desc.shared(i, j), tuple(sorted(name_diff)), sim)
+def _same_words(desc: Descriptions, i: int, j: int) -> bool:
+    """False when the descriptions say which is which: any content word in one and not the other does
+    (measured on the corpora: "a list of" against "the details of", "as HTML" against "as plain text"), and so
+    does their order. Only stop words, repeats and the form of a read action may differ."""
+    return desc.sets[i] == desc.sets[j] and desc.first_order(i) == desc.first_order(j)
 
 
 def is_catch_all(tool: ToolDef, min_words: int) -> bool:

@@ -10,7 +10,7 @@ from typing import Any, Final
 
 from ..config import LintConfig
 from ..model import ToolDef
-from ..schema_walk import JSON_TYPES, Node, is_object
+from ..schema_walk import JSON_TYPES, is_object
 from ..text import COUNT_WORDS, QUANTITY_WORDS, UNIT_SUFFIXES, UNIT_SYMBOLS, UNITS, folded, name_words, text_words
 from .base import Hit, Rule
 
@@ -26,21 +26,9 @@ _STANDARD: Final = {"dict": "object", "hashmap": "object", "map": "object", "flo
                     "bool": "boolean", "char": "string", "str": "string"}
 
 
-def _params(tool: ToolDef) -> Iterator[Node]:
-    """Named properties at any depth."""
-    for node in tool.nodes:
-        if node.name is not None:
-            yield node
-
-
-def _desc(node: Node) -> str:
-    d = node.schema.get("description")
-    return d if isinstance(d, str) else ""
-
-
 def check_no_description(tool: ToolDef, config: LintConfig) -> Iterator[Hit]:
-    for node in _params(tool):
-        if not _desc(node).strip() and "$ref" not in node.schema:
+    for node in tool.params:
+        if not node.description.strip() and "$ref" not in node.schema:
             yield Hit(tool, node.pointer, f"parameter {node.name!r} has no description",
                       "Say what it is, its unit or format, and an example value.")
 
@@ -50,7 +38,7 @@ def _has_unit(words: list[str], text: str) -> bool:
 
 
 def check_quantity_unit(tool: ToolDef, config: LintConfig) -> Iterator[Hit]:
-    for node in _params(tool):
+    for node in tool.params:
         if not node.types & {"number", "integer", "float", "double", "long"}:
             continue
         assert node.name is not None
@@ -59,7 +47,7 @@ def check_quantity_unit(tool: ToolDef, config: LintConfig) -> Iterator[Hit]:
             continue
         if node.name.lower().endswith(UNIT_SUFFIXES):
             continue
-        desc = _desc(node)
+        desc = node.description
         low = folded(desc)
         if _has_unit([*words, *text_words(desc)], desc) or _COUNTED.search(low):
             continue
@@ -92,13 +80,13 @@ _EXAMPLES: Final = re.compile(r"e\.g\.|\beg\.|\b(such as|for example|for instanc
 
 
 def check_enum_in_prose(tool: ToolDef, config: LintConfig) -> Iterator[Hit]:
-    for node in _params(tool):
+    for node in tool.params:
         s = node.schema
         if not _CLOSED_BY.isdisjoint(s):
             continue
         if node.types - {"string", "String"} or not node.types:
             continue
-        desc = _desc(node)
+        desc = node.description
         low = folded(desc)
         if _PROSE_SET.search(low) and not _EXAMPLES.search(low):
             yield Hit(tool, node.pointer, f"parameter {node.name!r} lists its allowed values in prose "
@@ -115,7 +103,7 @@ _DATE_DESC: Final = re.compile(r"\b(date|datetime|timestamp|iso[ -]?8601|yyyy|rf
 
 
 def check_date_format(tool: ToolDef, config: LintConfig) -> Iterator[Hit]:
-    for node in _params(tool):
+    for node in tool.params:
         s = node.schema
         if node.types - {"string", "String"} or "format" in s or "pattern" in s or "enum" in s or "const" in s:
             continue
@@ -124,8 +112,8 @@ def check_date_format(tool: ToolDef, config: LintConfig) -> Iterator[Hit]:
         if words & _NOT_DATE:
             continue
         bounds = words & {"start", "end", "from", "to", "begin", "after", "before"}
-        if words & _DATE_WORDS or (bounds and _DATE_DESC.search(folded(_desc(node)))):
-            if _PROSE_FORMAT.search(folded(_desc(node))):
+        if words & _DATE_WORDS or (bounds and _DATE_DESC.search(folded(node.description))):
+            if _PROSE_FORMAT.search(folded(node.description)):
                 why = "its format is stated only in prose, so nothing checks it"
             else:
                 why = "the model will invent one ('Thursday', '10/23')"
@@ -134,10 +122,10 @@ def check_date_format(tool: ToolDef, config: LintConfig) -> Iterator[Hit]:
 
 
 def check_default_schema_only(tool: ToolDef, config: LintConfig) -> Iterator[Hit]:
-    for node in _params(tool):
+    for node in tool.params:
         if "default" not in node.schema:
             continue
-        if _SAYS_DEFAULT.search(folded(_desc(node))):
+        if _SAYS_DEFAULT.search(folded(node.description)):
             continue
         try:
             value = json.dumps(node.schema["default"], ensure_ascii=False, default=str)[:40]
@@ -168,7 +156,7 @@ _STORES_CREDENTIALS: Final = frozenset({"add", "register", "set", "configure", "
 
 def check_context_id(tool: ToolDef, config: LintConfig) -> Iterator[Hit]:
     tool_words = set(name_words(tool.label))
-    for node in _params(tool):
+    for node in tool.params:
         if node.depth != 1 or node.name is None or _joined(node.name) not in _CONTEXT_IDS:
             continue
         own = set(name_words(node.name)) - {"id", "key"}
@@ -184,7 +172,7 @@ def check_context_id(tool: ToolDef, config: LintConfig) -> Iterator[Hit]:
 
 
 def check_principal_id(tool: ToolDef, config: LintConfig) -> Iterator[Hit]:
-    for node in _params(tool):
+    for node in tool.params:
         if node.depth == 1 and node.name is not None and _joined(node.name) in _PRINCIPAL_IDS:
             yield Hit(tool, node.pointer, f"parameter {node.name!r} names a principal; if it is the signed-in "
                       "user the model can put anyone's id here", "Take the signed-in principal from the call "
@@ -247,8 +235,8 @@ def check_open_object(tool: ToolDef, config: LintConfig) -> Iterator[Hit]:
 
 
 def check_untyped(tool: ToolDef, config: LintConfig) -> Iterator[Hit]:
-    for node in _params(tool):
-        if _TYPED_BY.isdisjoint(node.schema) and not _SAYS_ANY.search(folded(_desc(node))):
+    for node in tool.params:
+        if _TYPED_BY.isdisjoint(node.schema) and not _SAYS_ANY.search(folded(node.description)):
             yield Hit(tool, node.pointer, f"parameter {node.name!r} has no type", "Give it a JSON Schema type.")
 
 
@@ -290,7 +278,7 @@ _FREE_TEXT: Final = frozenset({"query", "text", "content", "body", "message", "p
 
 
 def check_unbounded_text(tool: ToolDef, config: LintConfig) -> Iterator[Hit]:
-    for node in _params(tool):
+    for node in tool.params:
         s = node.schema
         if node.types != {"string"} or not _BOUNDED_BY.isdisjoint(s):
             continue
@@ -312,6 +300,8 @@ def _has_examples(value: Any, depth: int = 0) -> bool:
 #: Words that introduce an example, in the tool's or any parameter's description. No `\b` after "e.g.": a
 #: boundary between "." and the space that follows it does not exist, so "e.g. 2500" never matched.
 _EXAMPLE_WORDS: Final = re.compile(r"\b(?:examples?\b|e\.g\.|for instance\b|such as\b)")
+#: Every match of `_EXAMPLE_WORDS` holds one of these: a text with none is not searched from every position.
+_EXAMPLE_NEEDLES: Final = ("example", "e.g.", "for instance", "such as")
 
 
 def check_no_examples(tool: ToolDef, config: LintConfig) -> Iterator[Hit]:
@@ -322,7 +312,8 @@ def check_no_examples(tool: ToolDef, config: LintConfig) -> Iterator[Hit]:
         return
     # One search over every description joined by newlines: no example phrase spans a newline.
     texts = [tool.description_text, *(str(n.schema.get("description") or "") for n in tool.nodes)]
-    if _EXAMPLE_WORDS.search(folded("\n".join(texts))):
+    low = folded("\n".join(texts))
+    if any(w in low for w in _EXAMPLE_NEEDLES) and _EXAMPLE_WORDS.search(low):
         return
     yield Hit(tool, tool.schema_pointer, "no example arguments anywhere (tool, schema or description)",
               "Add one or two realistic example calls (`examples`) or 'e.g.' values in parameter descriptions.")
@@ -385,15 +376,12 @@ def _has_header(schema: Any) -> bool:
     stack = [schema]
     while stack:
         node = stack.pop()
-        if not isinstance(node, (dict, list)) or id(node) in visited:
+        if id(node) in visited:
             continue
         visited.add(id(node))
-        if isinstance(node, list):
-            stack.extend(node)
-        elif "x-mcp-header" in node:
+        if isinstance(node, dict) and "x-mcp-header" in node:
             return True
-        else:
-            stack.extend(node.values())
+        stack += [v for v in (node.values() if isinstance(node, dict) else node) if isinstance(v, (dict, list))]
     return False
 
 

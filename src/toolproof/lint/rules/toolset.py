@@ -7,11 +7,12 @@ import math
 from collections import Counter, defaultdict
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
+from itertools import chain
 from typing import Final
 
 from ..config import LintConfig
 from ..model import ToolDef, ToolGroup
-from ..text import canonical, content_words, name_words, stem, text_words, verb_position
+from ..text import canonical, name_words, stem, verb_position
 from .base import Hit, Rule
 from .overlap import (
     Descriptions,
@@ -28,7 +29,7 @@ _DIRECTION: Final = frozenset({"by", "to", "from", "into", "for", "per", "via"})
 _PLURAL_DESC: Final = 0.9  # singular/plural twins must read nearly alike to be look-alikes (else one vs many)
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)  # not frozen: built once per tool and run, and a frozen init costs four times as much
 class _Profile:
     index: int  # the tool's position in its toolset
     name: str
@@ -58,24 +59,27 @@ def _profiles(tools: Sequence[ToolDef]) -> tuple[list[_Profile], TfIdf]:
             name_set=frozenset(map(canonical, obj_raw)),
             text=tool.description_text,
         ))
-    return out, TfIdf([tuple(map(canonical, content_words(t.description_words))) for t in tools])
+    return out, TfIdf([tuple(map(canonical, t.description_content)) for t in tools])
 
 
 def similarity(a: _Profile, b: _Profile, corpus: TfIdf) -> tuple[float, float]:
-    """(name similarity, description cosine). Names with different actions (get vs delete) score 0: CRUD
-    siblings are not look-alikes; a name without an action matches one with an action only on the same object
-    words. Otherwise the Jaccard of the remaining canonical words; a name with a direction word (by, to, from)
-    whose shared words come in another order is a converse (fahrenheit_to_celsius, drug_names_by_risk beside
-    risk_info_by_drug_name), not a twin."""
+    """(name similarity, description cosine); (0, 0) for names that share nothing."""
+    name_sim = name_similarity(a, b)
+    return (name_sim, corpus.cosine(a.index, b.index)) if name_sim else (0.0, 0.0)
+
+
+def name_similarity(a: _Profile, b: _Profile) -> float:
+    """Names with different actions (get vs delete) score 0: CRUD siblings are not look-alikes; a name without
+    an action matches one with an action only on the same object words. Otherwise the Jaccard of the remaining
+    canonical words; a name with a direction word (by, to, from) whose shared words come in another order is a
+    converse (fahrenheit_to_celsius, drug_names_by_risk beside risk_info_by_drug_name), not a twin."""
     if a.verb != b.verb and ((a.verb and b.verb) or a.name_set != b.name_set or not a.name_set):
-        return 0.0, 0.0
+        return 0.0
     union = len(a.name_set | b.name_set)
     name_sim = len(a.name_set & b.name_set) / union if union else 1.0
     if _converse(a.order, b.order):
         name_sim = min(name_sim, 0.5)
-    if name_sim == 0.0:
-        return 0.0, 0.0
-    return name_sim, corpus.cosine(a.index, b.index)
+    return name_sim
 
 
 def _converse(a: tuple[str, ...], b: tuple[str, ...]) -> bool:
@@ -96,9 +100,7 @@ def _candidates(profiles: list[_Profile], threshold: float) -> Iterator[tuple[in
     no pair above the threshold is missed (the benchmark checks this against the all-pairs pass).
     """
     t = max(threshold, 1e-9)
-    df: Counter[str] = Counter()
-    for p in profiles:
-        df.update(p.name_set)
+    df = Counter(chain.from_iterable(p.name_set for p in profiles))
     index: dict[str, list[int]] = defaultdict(list)
     for i, p in enumerate(profiles):
         words = sorted(p.name_set, key=lambda w: (df[w], w)) or ["\0"]
@@ -122,10 +124,11 @@ def _candidates(profiles: list[_Profile], threshold: float) -> Iterator[tuple[in
                     yield pair
 
 
-def _forms(p: _Profile, other: tuple[str, ...]) -> frozenset[str]:
-    """How a description writes the words its name and the other differ by: "a random word" or "random words"."""
+def _forms(p: _Profile, words: tuple[str, ...], other: tuple[str, ...]) -> frozenset[str]:
+    """How a description (its `words`) writes the words its name and the other differ by: "a random word" or
+    "random words"."""
     stems = {stem(w) for w in set(p.obj_raw) ^ set(other)}
-    return frozenset(w for w in text_words(p.text) if stem(w) in stems)
+    return frozenset(w for w in words if stem(w) in stems)
 
 
 def _mentions(text: str, name: str) -> bool:
@@ -142,11 +145,13 @@ def _name_pairs(tools: Sequence[ToolDef], profiles: list[_Profile], corpus: TfId
         a, b = profiles[i], profiles[j]
         if a.name == b.name:
             continue  # same name: the duplicate rule says it
-        name_sim, desc_sim = similarity(a, b, corpus)
+        name_sim = name_similarity(a, b)
         if name_sim < t_name:
-            continue
+            continue  # most candidates: their descriptions are never vectorised
+        desc_sim = corpus.cosine(i, j) if name_sim else 0.0
         if one_vs_many(a.obj_raw, b.obj_raw) and (desc_sim < _PLURAL_DESC or said_apart(tools[i], tools[j])
-                                                  or _forms(a, b.obj_raw) != _forms(b, a.obj_raw)):
+                                                  or _forms(a, tools[i].description_words, b.obj_raw)
+                                                  != _forms(b, tools[j].description_words, a.obj_raw)):
             continue  # one vs many (getComment, getComments; Categories, Get Category) and the descriptions say which
         vague = a.verb == b.verb and min(len(tools[i].description_words), len(tools[j].description_words)) < min_words
         if desc_sim < t_desc and not vague:
