@@ -22,6 +22,7 @@ from mcp.server.context import ServerRequestContext
 from mcp.server.lowlevel.server import NotificationOptions, Server
 from mcp.server.subscriptions import InMemorySubscriptionBus, ListenHandler, ToolsListChanged
 from mcp.shared.exceptions import MCPError
+from mcp_types import SERVER_INFO_META_KEY
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
 from ..catalog.toolset import mcp_definition
@@ -71,13 +72,15 @@ def operations_extension(runner: Runner) -> dict[str, Any]:
     }
 
 
-def tool_result(envelope: Envelope) -> types.CallToolResult:
-    """An envelope as an MCP tool result: `structuredContent` plus the same JSON as text; `isError` on failure."""
+def tool_result(envelope: Envelope, meta: dict[str, Any] | None = None) -> types.CallToolResult:
+    """An envelope as an MCP tool result: `structuredContent` plus the same JSON as text; `isError` on failure.
+    `meta`: the result's `_meta`."""
     data = envelope.to_dict()
     return types.CallToolResult(
         content=[types.TextContent(text=envelope.to_json())],
         structured_content=data,
         is_error=not envelope.ok,
+        _meta=meta,
     )
 
 
@@ -317,7 +320,9 @@ def create_server(
         except UnknownTool as exc:  # pragma: no cover - checked above; kept for toolsets that change
             raise MCPError(code=types.INVALID_PARAMS, message=f"Unknown tool: {exc.name}") from None
         asked = None if params.input_responses else input_required(envelope, params.name, context, ctx)
-        return asked or tool_result(envelope)
+        # On 2026-07-28 sessions the result carries the server's identity (`serverInfo` in `_meta`): given here,
+        # from one copy made at start, the SDK does not deep-copy it into every result.
+        return asked or tool_result(envelope, stamp if ctx.protocol_version in MODERN_PROTOCOL_VERSIONS else None)
 
     server: Server[Any] = Server(
         name,
@@ -328,6 +333,7 @@ def create_server(
         on_subscriptions_listen=live.listen if live is not None else None,
     )
     server.extensions[OPERATIONS_EXTENSION] = operations_extension(runner)
+    stamp = {SERVER_INFO_META_KEY: server.server_info_stamp}
     if not sdk_tracing:
         server.middleware[:] = [m for m in server.middleware if not isinstance(m, OpenTelemetryMiddleware)]
     return server
