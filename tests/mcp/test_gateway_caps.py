@@ -108,3 +108,33 @@ def test_caps_below_the_notice_room_are_refused() -> None:
         config_from_dict({"upstreams": {"a": up}, "caps": {"max_bytes": 10}})
     cfg = config_from_dict({"upstreams": {"a": up}, "caps": {"max_response_bytes": 5000}})
     assert cfg.upstreams[0].caps.max_response_bytes == 5000  # every upstream gets the gateway's caps
+
+
+def _compact_size(value: object) -> int:
+    text = json.dumps(value, ensure_ascii=False, separators=(",", ":"), default=str)
+    return len(text.encode("utf-8", "surrogatepass"))
+
+
+def test_the_json_bound_is_never_under_the_encoded_size() -> None:
+    from toolproof.mcp.caps import json_bound
+
+    worst = "\x00\"\\é😀\ud800\u2028\n"  # escaped (6 bytes), escaped (2), 2-4 bytes raw, a lone surrogate
+    values: list[object] = [
+        None, True, 0, -1, 2**200, -(2**64), 1.5, -1.7976931348623157e308, 2.2250738585072014e-308, float("inf"),
+        float("nan"), "", worst * 50, [], {}, [worst, [worst, {worst: [None, 10**40, -0.0]}]],
+        {"timezone": "Europe/Paris", "is_dst": False, "rows": [{"n": i, "v": worst[: i % 9]} for i in range(50)]},
+    ]
+    for value in values:
+        bound = json_bound(value, 10**9)
+        assert bound is not None and bound >= _compact_size(value), value
+    assert json_bound({"a": "x" * 1000}, 100) is None  # over the budget: measured instead
+    assert json_bound({1: "a"}, 10**9) is None and json_bound({"a": object()}, 10**9) is None  # not bounded
+
+
+def test_a_request_of_escaped_characters_is_measured_as_encoded() -> None:
+    from toolproof.mcp.caps import request_size
+
+    # 200,000 control characters are 1,200,002 bytes of JSON (each one `\u0000`): over a 1 MB limit.
+    size = request_size({"text": "\x00" * 200_000}, 1_000_000)
+    assert size == _compact_size({"text": "\x00" * 200_000}) and size > 1_000_000
+    assert request_size({"text": "x" * 1000, "n": 3, "nested": {"k": [1, 2.5, None]}}, 1_000_000) is None

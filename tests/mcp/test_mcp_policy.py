@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import re
 from pathlib import Path
 
@@ -353,3 +354,23 @@ def test_quick_form_and_cli_overrides() -> None:
 def test_upstream_needs_a_valid_name() -> None:
     with pytest.raises(ConfigError, match="upstream name"):
         Upstream(name="a:b", command=("x",))
+
+
+def test_an_envelope_in_text_with_escaped_keys_is_still_read() -> None:
+    # `ok` and `meta` spelled with \u escapes: the text is parsed (the quick "no such key" test does not skip it).
+    text = '{"\\u006fk": false, "\\u006deta": {"tool": "p", "call_id": "c"}, "error": ' + json.dumps(
+        Envelope.failure(NotFound("no order 9", code="NO_ORDER"), Meta("p", "c")).to_dict()["error"]) + "}"
+    with pytest.raises(ToolError, match="no order 9"):
+        interpret(_result(text, error=True), ErrorMapping(), tool="t", trusted=True)
+    assert interpret(_result('{"timezone": "UTC"}'), ErrorMapping(), tool="t", trusted=True) == '{"timezone": "UTC"}'
+
+
+def test_the_served_output_schema_has_the_envelope_parts_in_place() -> None:
+    from toolproof.mcp.server import output_schema
+
+    schema = output_schema({"type": "object", "properties": {"a": {"type": "string"}}})
+    assert "$ref" not in json.dumps(schema) and "$defs" not in schema  # a client resolves no reference per result
+    success, failure = schema["oneOf"]
+    assert success["properties"]["meta"]["required"] == ["tool", "call_id"]
+    assert failure["properties"]["error"]["additionalProperties"] is False
+    assert unwrap_output_schema(schema) == {"type": "object", "properties": {"a": {"type": "string"}}}

@@ -65,3 +65,19 @@ async def test_unknown_tools_are_protocol_errors() -> None:
             with pytest.raises(MCPError) as raised:
                 await client.call_tool(name, {})
             assert raised.value.code == -32602
+
+
+async def test_a_result_names_this_server_on_2026_sessions_only() -> None:
+    from mcp_types import SERVER_INFO_META_KEY
+
+    from toolproof._version import __version__
+
+    shop = Shop()
+    server = create_server(Runner(build_toolset(shop)), name="shop")
+    async with Client(server) as modern, Client(server, mode="legacy") as legacy:
+        new = await modern.call_tool("get_today_price", {"crop": "onion"})
+        again = await modern.call_tool("get_today_price", {"crop": "onion"})
+        old = await legacy.call_tool("get_today_price", {"crop": "onion"})
+    shop.close()
+    assert new.meta == again.meta == {SERVER_INFO_META_KEY: {"name": "shop", "version": __version__}}
+    assert SERVER_INFO_META_KEY not in (old.meta or {})  # a handshake-era result carries no such stamp

@@ -111,18 +111,61 @@ def _binary_size(result: types.CallToolResult) -> int:
     return size
 
 
+def json_bound(value: Any, budget: int) -> int | None:
+    """An upper bound of the UTF-8 size of `value` as compact JSON (`ensure_ascii=False`), or None when that bound
+    is over `budget` or `value` holds something whose JSON this does not bound (measure it by encoding then).
+
+    A character is at most 6 bytes (`\\u0000`), an int one digit per 3 bits plus a sign, a float 24 characters;
+    a walk over a small answer costs far less than encoding it."""
+    total = 0
+    stack = [value]
+    while stack:
+        item = stack.pop()
+        kind = type(item)
+        if kind is str:
+            total += 6 * len(item) + 2
+        elif kind is dict:
+            total += 2 + 2 * len(item)  # the braces; a colon and a comma an item
+            for key, inner in item.items():
+                if type(key) is not str:
+                    return None
+                total += 6 * len(key) + 2
+                stack.append(inner)
+        elif kind is list or kind is tuple:
+            total += 2 + len(item)
+            stack.extend(item)
+        elif kind is bool or item is None:
+            total += 5
+        elif kind is int:
+            total += item.bit_length() // 3 + 3
+        elif kind is float:
+            total += 24
+        else:
+            return None
+        if total > budget:
+            return None
+    return total
+
+
 def measure(result: types.CallToolResult, max_bytes: int | None = None) -> tuple[int, int]:
     """(bytes, characters of text) of an upstream answer. Bytes are the UTF-8 size of the text, the encoded
-    binary blocks and the structured content's JSON; with `max_bytes`, text is only encoded when its upper
-    bound (4 bytes a character) could pass it, so an ordinary answer costs a length, not an encoding."""
+    binary blocks and the structured content's JSON; with `max_bytes`, an answer whose upper bound (4 bytes a
+    text character, `json_bound` for the structured content) is within it is given that bound, so an ordinary
+    answer costs a length and a walk, not an encoding."""
     texts = _texts(result)
     chars = sum(len(t) for t in texts)
     size = _binary_size(result)
-    if result.structured_content is not None:
-        size += len(json.dumps(result.structured_content, ensure_ascii=False, separators=(",", ":"),
+    structured = result.structured_content
+    if max_bytes is not None:
+        bound: int | None = size + 4 * chars
+        if structured is not None and bound is not None:
+            extra = json_bound(structured, max_bytes - bound)
+            bound = None if extra is None else bound + extra
+        if bound is not None and bound <= max_bytes:
+            return bound, chars  # within the cap either way; the exact size does not matter
+    if structured is not None:
+        size += len(json.dumps(structured, ensure_ascii=False, separators=(",", ":"),
                                default=str).encode("utf-8", "surrogatepass"))
-    if max_bytes is not None and size + 4 * chars <= max_bytes:
-        return size + chars, chars  # within the cap either way; the exact size does not matter
     size += sum(len(t.encode("utf-8", "surrogatepass")) for t in texts)
     return size, chars
 
@@ -180,20 +223,8 @@ def request_size(arguments: Any, limit: int) -> int | None:
             return None
         size = len(arguments.encode("utf-8", "surrogatepass")) if isinstance(arguments, str) else size
         return size if size > limit else None
-    if type(arguments) is dict and len(arguments) <= 64:
-        # The usual call: a few short scalars. Its JSON is under 4x keys and strings plus 32 per item.
-        bound = 2
-        for key, item in arguments.items():
-            kind = type(item)
-            if kind is str:
-                bound += 4 * (len(key) + len(item)) + 32
-            elif kind is int or kind is float or kind is bool or item is None:
-                bound += 4 * len(key) + 64
-            else:
-                bound = limit + 1
-                break
-        if bound <= limit:
-            return None
+    if json_bound(arguments, limit) is not None:  # the usual call: well under the limit, nothing encoded
+        return None
     try:
         text = json.dumps(arguments, ensure_ascii=False, separators=(",", ":"), default=str)
     except (ValueError, RecursionError, TypeError):

@@ -130,7 +130,9 @@ def build_tool(
     structured = unwrap_output_schema(remote.output_schema) is not None
 
     async def handler(arguments: dict[str, Any], context: CallContext) -> Any:
-        result = await connection.call_tool(remote_name, arguments, timeout_s=timeout_s, meta=_context_meta(context))
+        # No time limit of its own: the runner bounds every attempt at the tool's `timeout_s` (this one) and
+        # cancels it there, which `call_tool` takes as a timeout (the upstream is probed, restarted if hung).
+        result = await connection.call_tool(remote_name, arguments, meta=_context_meta(context))
         # Cut before anything reads it (the caps of the upstream as it is now: a reload may change them).
         result = cap_response(result, connection.upstream.caps, upstream=up.name, tool=local_name,
                               structured_required=structured)

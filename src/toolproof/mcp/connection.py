@@ -278,16 +278,20 @@ class UpstreamConnection:
     ) -> types.CallToolResult:
         """Send one `tools/call`; transport trouble is raised as described in the module docstring."""
         guard = self.guard
-        if guard is not None:
-            await self.check_call(name)
+        if guard is not None:  # `check_call`, inline (once per call)
+            await self._ensure()
+            await guard.before_call(name)
         client = await self._ensure()
+        # `session.send_request`, not `Client.call_tool`: the result is checked against the upstream's
+        # `outputSchema` by the tool itself (jsonschema-rs), so the SDK's second, slower check is skipped. The
+        # arguments are not copied here: the request's validation builds its own dict.
+        request = types.CallToolRequest(
+            params=types.CallToolRequestParams(name=name, arguments=arguments, _meta=meta or None)  # type: ignore[arg-type]
+        )
         try:
+            if timeout_s is None:  # bounded by the caller (the runner, for an imported tool)
+                return await client.session.send_request(request, types.CallToolResult)
             async with asyncio.timeout(timeout_s):
-                # `session.send_request`, not `Client.call_tool`: the result is checked against the upstream's
-                # `outputSchema` by the tool itself (jsonschema-rs), so the SDK's second, slower check is skipped.
-                request = types.CallToolRequest(
-                    params=types.CallToolRequestParams(name=name, arguments=dict(arguments), _meta=meta or None)  # type: ignore[arg-type]
-                )
                 return await client.session.send_request(request, types.CallToolResult)
         except (TimeoutError, asyncio.CancelledError):
             self._suspect(client)

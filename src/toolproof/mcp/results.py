@@ -42,6 +42,9 @@ def _texts(result: types.CallToolResult) -> list[str]:
 def _json_text_envelope(texts: list[str]) -> Envelope | None:
     if len(texts) != 1 or not texts[0].lstrip().startswith("{"):
         return None
+    text = texts[0]
+    if not ('"ok"' in text and '"meta"' in text) and "\\u" not in text:
+        return None  # no key `ok` or no key `meta` (unless spelled with \u escapes): not an envelope, nothing to parse
     try:
         data = json.loads(texts[0])
     except (ValueError, RecursionError):
@@ -109,19 +112,23 @@ def _json_object(texts: list[str]) -> bool:
 def unwrap_output_schema(schema: Mapping[str, Any] | None) -> dict[str, Any] | None:
     """The result schema inside a toolproof envelope `outputSchema`, else the schema itself.
 
-    A toolproof server's schema is the envelope (`oneOf` success/failure, or the success branch alone);
-    the imported tool's own result is the success branch's `result`, with the root `$defs` it refers to.
+    A toolproof server's schema is the envelope (`oneOf` success/failure, or the success branch alone with
+    `$defs`); the imported tool's own result is the success branch's `result`, with the root `$defs` it refers
+    to (`result__NAME`).
     """
     if schema is None:
         return None
     branches = schema.get("oneOf")
     success = branches[0] if isinstance(branches, list) and branches else schema
     props = success.get("properties") if isinstance(success, Mapping) else None
-    if isinstance(props, Mapping) and {"ok", "meta"} <= set(props) and "$defs" in schema:
+    if isinstance(props, Mapping) and {"ok", "meta"} <= set(props) and ("$defs" in schema
+                                                                         or _envelope_branches(branches)):
         inner = props.get("result")
         if not isinstance(inner, Mapping) or not inner:
             return None
-        own = {k[len("result__"):]: v for k, v in schema["$defs"].items() if k.startswith("result__")}
+        root_defs = schema.get("$defs")
+        own = {k[len("result__"):]: v for k, v in (root_defs if isinstance(root_defs, Mapping) else {}).items()
+               if k.startswith("result__")}
         out = dict(inner)
         if own:
             text = json.dumps(out).replace('"#/$defs/result__', '"#/$defs/')
@@ -129,3 +136,11 @@ def unwrap_output_schema(schema: Mapping[str, Any] | None) -> dict[str, Any] | N
                                                   for k, v in own.items()}}
         return out
     return dict(schema)
+
+
+def _envelope_branches(branches: Any) -> bool:
+    """A served envelope's `oneOf`: a success branch (`ok: true`) and a failure branch (`ok: false`)."""
+    if not isinstance(branches, list) or len(branches) != 2:
+        return False
+    oks = [b.get("properties", {}).get("ok") if isinstance(b, Mapping) else None for b in branches]
+    return oks == [{"const": True}, {"const": False}]
