@@ -9,8 +9,9 @@ import pytest
 
 from toolproof import AuditRecord, CallContext, Envelope, Meta, StopRecord
 from toolproof.contract.values import value
+from toolproof.lint import Finding
 
-VALUES = [Meta, Envelope, CallContext, AuditRecord, StopRecord]
+VALUES = [Meta, Envelope, CallContext, AuditRecord, StopRecord, Finding]
 
 
 def _reference(cls: type[Any], **given: Any) -> Any:

@@ -5,6 +5,8 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass
 from typing import Any, Final, Literal
 
+from ..contract.values import value
+
 Severity = Literal["error", "warning", "advice"]
 SEVERITIES: Final = ("error", "warning", "advice")
 _RANK: Final = {"advice": 1, "warning": 2, "error": 3}
@@ -15,12 +17,14 @@ def severity_rank(severity: str) -> int:
     return _RANK.get(severity, 0)
 
 
-@dataclass(frozen=True, slots=True, init=False)
+@value
+@dataclass(frozen=True, slots=True)
 class Finding:
     """One thing a rule found in one tool definition (or one toolset, when `tool` is empty).
 
     `pointer` is an RFC 6901 JSON pointer into the tool definition as it was read (e.g.
-    `/inputSchema/properties/quantity`); `source` names the file, module or server it came from.
+    `/inputSchema/properties/quantity`); `source` names the file, module or server it came from. Built by
+    `@value`, the project's one value constructor: a catalogue of 10,000 tools gives 100,000 findings.
     """
 
     code: str
@@ -32,21 +36,6 @@ class Finding:
     fix: str
     source: str = ""
     toolset: str = ""
-
-    def __init__(self, code: str, rule: str, severity: Severity, tool: str, pointer: str, message: str, fix: str,
-                 source: str = "", toolset: str = "") -> None:
-        # The generated frozen __init__, with `object.__setattr__` looked up once instead of once per field:
-        # 0.9 µs a finding against 1.4 µs, and a catalogue of 10,000 tools gives 100,000 findings.
-        put = object.__setattr__
-        put(self, "code", code)
-        put(self, "rule", rule)
-        put(self, "severity", severity)
-        put(self, "tool", tool)
-        put(self, "pointer", pointer)
-        put(self, "message", message)
-        put(self, "fix", fix)
-        put(self, "source", source)
-        put(self, "toolset", toolset)
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
