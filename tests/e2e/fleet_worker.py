@@ -57,14 +57,19 @@ def toolset(port: int, worker: str) -> toolproof.Toolset:
     return toolproof.Toolset([book_slot])
 
 
-async def task(runner: toolproof.Runner, pair: int, index: int, until: float, outcomes: Counter[str]) -> None:
+async def task(
+    runner: toolproof.Runner, pair: int, index: int, until: float, outcomes: Counter[str], lag: list[float],
+) -> None:
     n = 0
     while time.time() < until:
         ctx = toolproof.CallContext(conversation_id=f"pair{pair}-task{index}-{n}")
         envelope = await runner.call("book_slot", {"slot": f"s{n}"}, context=ctx)
         outcomes["ok" if envelope.ok else envelope.error.code] += 1  # type: ignore[union-attr]
         n += 1
+        slept = time.monotonic()
         await asyncio.sleep(PACE_S)
+        # How late the event loop woke this task: time the machine, not the breaker, kept the worker waiting.
+        lag[0] = max(lag[0], time.monotonic() - slept - PACE_S)
 
 
 async def main(port: int, worker: int, shared: str, store: str, seconds: float, tasks: int) -> None:
@@ -74,10 +79,12 @@ async def main(port: int, worker: int, shared: str, store: str, seconds: float, 
     print("ready", flush=True)
     start_at = float(await asyncio.to_thread(sys.stdin.readline))
     outcomes: Counter[str] = Counter()
+    lag = [0.0]
     await asyncio.sleep(max(start_at - time.time(), 0))
-    await asyncio.gather(*(task(runner, worker // 2, i, start_at + seconds, outcomes) for i in range(tasks)))
+    await asyncio.gather(*(task(runner, worker // 2, i, start_at + seconds, outcomes, lag) for i in range(tasks)))
     runner.close()
-    print(json.dumps({"worker": worker, "outcomes": dict(outcomes), "degraded": runner.shared_state.outage.outages}))
+    print(json.dumps({"worker": worker, "outcomes": dict(outcomes), "degraded": runner.shared_state.outage.outages,
+                      "max_lag_s": round(lag[0], 3)}))
 
 
 if __name__ == "__main__":

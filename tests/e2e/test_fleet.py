@@ -131,6 +131,7 @@ def summarize(log: list[list[Any]], outage_at: float, reports: list[dict[str, An
         "requests_by_worker": dict(Counter(e[1] for e in log)),
         "outcomes": sum((Counter(r["outcomes"]) for r in reports), Counter()),
         "fallbacks": sum(r["degraded"] for r in reports),
+        "max_lag_s": max(r["max_lag_s"] for r in reports),
     }
 
 
@@ -187,4 +188,7 @@ def test_every_worker_recovers_and_nothing_is_applied_twice(
     run = fleet_runs[mode]
     assert run["duplicates"] == 0
     assert run["workers_recovered"] == (1 if mode == "single" else WORKERS)
-    assert run["all_workers_recovered_after_s"] <= BREAKER.recovery_s + 2 * BREAKER.half_open_retry_after_s + 0.5
+    # The bound is on the breaker's clock: a worker whose event loop the machine woke late (32 processes on two
+    # cores) waits that long too, so the worst wake-up lag any worker saw is added; on an idle machine it is ms.
+    bound = BREAKER.recovery_s + 2 * BREAKER.half_open_retry_after_s + 0.5 + run["max_lag_s"]
+    assert run["all_workers_recovered_after_s"] <= bound
