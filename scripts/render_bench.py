@@ -6,7 +6,8 @@ The run lives in docs/bench/latest.json; every table of measured numbers in the 
     ...generated...
     <!-- bench:end -->
 
-(BENCHMARK: the `benchmarks/` modules whose rows the table shows, e.g. `bench_journal`; none: every row).
+(BENCHMARK: the `benchmarks/` modules whose rows the table shows, e.g. `bench_journal`; none: every row;
+`targets`: the run's speed targets, each with its measure, met / not met, and why where it is missed).
 The README and docs quote the same run, with its date, and tests/test_docs.py checks that the regions match
 what this script renders from the file, so a number cannot drift from its source.
 
@@ -67,10 +68,27 @@ def render(results: Mapping[str, Any], only: Sequence[str] = ()) -> str:
     return "\n".join(lines) + "\n"
 
 
+def render_targets(results: Mapping[str, Any]) -> str:
+    """The run's targets as one Markdown table (a run without them, e.g. a quick one, says so)."""
+    targets = results.get("targets") or []
+    lines = [f"Targets of the run of {results['date']}{' (quick)' if results.get('quick') else ''}:", ""]
+    if not targets:
+        return "\n".join([*lines, "this run measured no targets (`toolproof bench` without `--quick`)."]) + "\n"
+    lines += ["| target | wanted | measured | met | why not |", "|---|---|---|---|---|"]
+    for t in targets:
+        measured = t.get("measured")
+        shown = f"{_number(measured)} {t.get('unit', '')}".strip() if isinstance(measured, int | float) else "-"
+        lines.append(f"| {_cell(t['target'])} | {_cell(t['wanted'])} | {_cell(shown)} | {_cell(t['verdict'])} | "
+                     f"{_cell(t.get('why', ''))} |")
+    return "\n".join(lines) + "\n"
+
+
 def update(text: str, results: Mapping[str, Any]) -> str:
     """`text` with every bench region rendered afresh from `results`."""
     def fill(m: re.Match[str]) -> str:
-        return m.group(1) + render(results, m.group("only").split()) + m.group(4)
+        only = m.group("only").split()
+        body = render_targets(results) if only == ["targets"] else render(results, only)
+        return m.group(1) + body + m.group(4)
 
     return REGION.sub(fill, text)
 

@@ -63,3 +63,32 @@ def test_scoring_benchmark_says_reference_not_installed_without_bfcl_eval() -> N
 def test_with_bfcl_eval_installed_the_reference_is_loaded() -> None:
     checker = bench_scoring.reference_checker()
     assert checker is not None and callable(checker)
+
+
+def test_a_missed_target_carries_its_reason_and_a_met_one_none() -> None:
+    row = {"benchmark": "b", "case": "c", "value": 1.0}
+    lines = {line["wanted"]: line for line in target_summary([targeted(row, "lint-10k", 1.6),
+                                                               targeted(row, "scoring", 2.4)])}
+    assert "docs/lint.md" in lines["< 1 s"]["why"] and lines["< 1 s"]["verdict"] == "not met"
+    assert lines[">= 2x"]["why"] == ""
+    assert all(t.if_missed for t in TARGETS if t.limit is not None)  # every limit says where its account lives
+
+
+def test_the_targets_region_renders_each_target_with_its_verdict() -> None:
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("render_bench", REPO_ROOT / "scripts" / "render_bench.py")
+    assert spec is not None and spec.loader is not None
+    render = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(render)
+    row = {"benchmark": "b", "case": "c", "value": 1.0}
+    results = {"date": "D", "machine": "M", "benchmarks": {},
+               "targets": target_summary([targeted(row, "gateway-p50", 1.2)])}
+    text = render.update("<!-- bench:begin targets -->\nold\n<!-- bench:end -->\n", results)
+    table = [line for line in text.splitlines() if line.startswith("| ")]
+    assert len(table) == 1 + len(TARGETS)
+    gateway = next(line for line in table if "p50" in line)
+    assert "| 1.2 x | not met | toolproof's own share" in gateway
+    assert "not measured" in next(line for line in table if "lint" in line)
+    quick = render.update("<!-- bench:begin targets -->\n<!-- bench:end -->\n", {**results, "targets": []})
+    assert "measured no targets" in quick
