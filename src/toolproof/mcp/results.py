@@ -46,7 +46,7 @@ def _json_text_envelope(texts: list[str]) -> Envelope | None:
     if not ('"ok"' in text and '"meta"' in text) and "\\u" not in text:
         return None  # no key `ok` or no key `meta` (unless spelled with \u escapes): not an envelope, nothing to parse
     try:
-        data = json.loads(texts[0])
+        data = json.loads(text)
     except (ValueError, RecursionError):
         return None
     return _as_envelope(data)
