@@ -71,7 +71,7 @@ def test_tp406_is_on_by_default() -> None:
 def test_a_live_server_that_reorders_is_caught_and_a_stable_one_is_not(tmp_path: Path) -> None:
     tools = load_mcp_command(REORDERING, relist=True)
     assert [t.label for t in tools] == ["get_order", "cancel_order", "ship_order", "refund_order"]
-    found = [f for f in lint_tooldefs(tools, ORDER)]
+    found = lint_tooldefs(tools, ORDER)
     assert [(f.code, f.pointer) for f in found] == [("TP406", "/tools/0")]
     assert "'get_order' the first time and 'cancel_order' the second" in found[0].message
     assert lint_tooldefs(load_mcp_command(REORDERING), ORDER) == []  # listed once: nothing to compare
@@ -84,7 +84,7 @@ def _drifting(tmp_path: Path) -> str:
     """The drifting test server over a fixed file: the same order on every listing, each listing counted."""
     definitions = _listing("get_order", "cancel_order", "ship_order")["tools"]
     (tmp_path / "tools.json").write_text(json.dumps(definitions), encoding="utf-8")
-    return f"{sys.executable} -m tests.mcp_servers.drifting {tmp_path / 'tools.json'} --lists {tmp_path / 'lists.jsonl'}"
+    return f"{sys.executable} -m tests.mcp_servers.drifting {tmp_path / 'tools.json'} --lists {tmp_path}/lists.jsonl"
 
 
 def _cli(*args: str) -> subprocess.CompletedProcess[str]:

@@ -36,6 +36,10 @@ _LIMITS: Final = re.compile(
     r"time ?out|times out|unless|except|deprecated|expires?|beware|caution|warning|note:)\b")
 
 
+#: Verbs descriptions lead with that tool names rarely do ("Provides usage analytics", "Echoes the input").
+_DESCRIPTION_VERBS: Final = frozenset({"provide", "echo", "offer", "produce", "contain", "give"})
+
+
 def _is_verb(word: str) -> bool:
     """A verb of the lexicon in its base, third-person or -ing form (retrieves, lists, fetching)."""
     forms = [word]
@@ -47,7 +51,7 @@ def _is_verb(word: str) -> bool:
         forms.append(word[:-1])
     if word.endswith("ing"):
         forms += [word[:-3], word[:-3] + "e"]
-    return any(f in VERBS for f in forms)
+    return any(f in VERBS or f in _DESCRIPTION_VERBS for f in forms)
 
 
 def _has_purpose(text: str) -> bool:
