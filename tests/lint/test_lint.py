@@ -178,6 +178,9 @@ def test_live_mcp_server_over_streamable_http() -> None:
         assert {t.name for t in tools} == {"search", "get_order_status"}
         found = lint(tools)
         assert any(f.code == "TP104" and f.tool == "search" for f in found)
+        twice = load_mcp_url(url, relist=True)  # registration order, the same on both listings
+        assert twice[0].relisted_names == ("search", "get_order_status")
+        assert lint(twice, LintConfig(select=("TP406",))) == []
         res = _cli("--mcp-url", url, "--json", "--fail-on", "warning")
         assert res.returncode == 1 and any(json.loads(line)["tool"] == "search" for line in res.stdout.splitlines())
     finally:

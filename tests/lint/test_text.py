@@ -15,7 +15,7 @@ from toolproof.lint.rules import descriptions, effects, overlap, params
 from toolproof.lint.text import folded
 
 PATTERNS = [
-    descriptions._WHEN, descriptions._WHEN_NOT, descriptions._RETURNS,
+    descriptions.WHEN, descriptions.WHEN_NOT, descriptions._RETURNS,
     params._UNITLESS, params._GEOMETRY, params._PHYSICAL, params._COUNTED, params._SAMPLING, params._PROSE_SET,
     params._EXAMPLES, params._PROSE_FORMAT, params._DATE_DESC, params._SAYS_DEFAULT, params._SAYS_OPTIONAL,
     params._SAYS_ANY, params._EXAMPLE_WORDS, effects._FRESH_KEY,

@@ -8,7 +8,7 @@ from pathlib import Path
 import typer
 
 from ..contract.errors import DefinitionError
-from ..lint import LintConfig, lint_tooldefs, load_mcp_command, load_mcp_url, load_target
+from ..lint import LintConfig, active_rules, lint_tooldefs, load_mcp_command, load_mcp_url, load_target
 from ..lint.findings import SEVERITIES, Finding
 from ..lint.loaders import FORMATS
 from ..lint.model import ToolDef
@@ -61,10 +61,11 @@ def lint_cmd(
             if (missing := missing_file(target)) is not None:
                 raise DefinitionError(missing)
             tools.extend(load_target(target, format_in=format_in))  # type: ignore[arg-type]
-        for command in mcp_command:
-            tools.extend(load_mcp_command(command))
+        relist = any(r.code == "TP406" for r in active_rules(cfg))
+        for command in mcp_command:  # listed twice only for TP406: `--ignore TP406` costs one listing
+            tools.extend(load_mcp_command(command, relist=relist))
         for url in mcp_url:
-            tools.extend(load_mcp_url(url))
+            tools.extend(load_mcp_url(url, relist=relist))
         findings = lint_tooldefs(tools, cfg)
     except DefinitionError as exc:
         raise fail(str(exc)) from None

@@ -7,12 +7,20 @@ from __future__ import annotations
 from .config import DEFAULT_THRESHOLDS, LintConfig
 from .engine import active_rules, lint, lint_tooldefs, rule_by_key
 from .findings import SEVERITIES, Finding, Severity
-from .loaders import from_definitions, from_toolset, load_file, load_mcp_command, load_mcp_url, load_target
+from .loaders import (
+    from_definitions,
+    from_toolset,
+    load_file,
+    load_mcp_command,
+    load_mcp_url,
+    load_target,
+    relisted,
+)
 from .model import ToolDef
 from .rules import ALL_RULES, Rule
 
 __all__ = [
     "ALL_RULES", "DEFAULT_THRESHOLDS", "SEVERITIES", "Finding", "LintConfig", "Rule", "Severity", "ToolDef",
     "active_rules", "from_definitions", "from_toolset", "lint", "lint_tooldefs", "load_file", "load_mcp_command",
-    "load_mcp_url", "load_target", "rule_by_key",
+    "load_mcp_url", "load_target", "relisted", "rule_by_key",
 ]

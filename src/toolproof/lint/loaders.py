@@ -9,6 +9,7 @@ import os
 import shlex
 import sys
 from collections.abc import Iterable, Iterator, Mapping
+from dataclasses import replace
 from pathlib import Path
 from typing import Any, Final, Literal, cast
 
@@ -224,24 +225,40 @@ def load_target(target: str, *, format_in: FormatIn = "auto") -> list[ToolDef]:
 
 # --- live MCP servers ------------------------------------------------------------------------------------------
 
-async def _list_tools(session: Any) -> list[dict[str, Any]]:
+def relisted(tools: Iterable[ToolDef], names: Iterable[str]) -> list[ToolDef]:
+    """`tools` (one server's first listing) carrying the tool-name order of a second listing of the same
+    server, which TP406 compares with the first. For a library user who lists a server twice by other means."""
+    order = tuple(names)
+    return [replace(t, relisted_names=order) for t in tools]
+
+
+def _tool_name(tool: dict[str, Any]) -> str:
+    name = tool.get("name")
+    return name if isinstance(name, str) else repr(name)
+
+
+async def _list_tools(session: Any, listings: int = 1) -> list[list[dict[str, Any]]]:
+    """`tools/list` (every page) `listings` times over one session: the first for the definitions, a second
+    to see whether the order holds."""
+    from mcp import types
+
     await session.initialize()
-    tools: list[dict[str, Any]] = []
-    cursor: str | None = None
-    for _ in range(1000):  # pagination guard
-        from mcp import types
+    out: list[list[dict[str, Any]]] = []
+    for _ in range(listings):
+        tools: list[dict[str, Any]] = []
+        cursor: str | None = None
+        for _ in range(1000):  # pagination guard
+            params = types.PaginatedRequestParams(cursor=cursor) if cursor else None
+            result = await session.list_tools(params=params)
+            tools.extend(t.model_dump(by_alias=True, mode="json", exclude_none=True) for t in result.tools)
+            cursor = result.next_cursor  # the SDK (>= 2.3) names it next_cursor; nextCursor is a deprecated alias
+            if not cursor:
+                break
+        out.append(tools)
+    return out
 
-        params = types.PaginatedRequestParams(cursor=cursor) if cursor else None
-        result = await session.list_tools(params=params)
-        tools.extend(t.model_dump(by_alias=True, mode="json", exclude_none=True) for t in result.tools)
-        cursor = result.next_cursor  # the SDK (>= 2.3) names it next_cursor; nextCursor is a deprecated alias
-        if not cursor:
-            break
-    return tools
 
-
-async def fetch_mcp_command(command: str, *, timeout_s: float = 30.0) -> list[dict[str, Any]]:
-    """`tools/list` from a server started as a subprocess speaking MCP over stdio."""
+async def _command_listings(command: str, timeout_s: float, listings: int) -> list[list[dict[str, Any]]]:
     import anyio
     from mcp import ClientSession
     from mcp.client.stdio import StdioServerParameters, stdio_client
@@ -252,40 +269,59 @@ async def fetch_mcp_command(command: str, *, timeout_s: float = 30.0) -> list[di
     params = StdioServerParameters(command=argv[0], args=argv[1:], env=dict(os.environ))
     with anyio.fail_after(timeout_s):
         async with stdio_client(params) as (read, write), ClientSession(read, write) as session:
-            return await _list_tools(session)
+            return await _list_tools(session, listings)
 
 
-async def fetch_mcp_url(url: str, *, timeout_s: float = 30.0) -> list[dict[str, Any]]:
-    """`tools/list` from a server over streamable HTTP."""
+async def _url_listings(url: str, timeout_s: float, listings: int) -> list[list[dict[str, Any]]]:
     import anyio
     from mcp import ClientSession
     from mcp.client.streamable_http import streamable_http_client
 
     with anyio.fail_after(timeout_s):
         async with streamable_http_client(url) as streams, ClientSession(streams[0], streams[1]) as session:
-            return await _list_tools(session)
+            return await _list_tools(session, listings)
 
 
-def load_mcp_command(command: str, *, timeout_s: float = 30.0) -> list[ToolDef]:
+async def fetch_mcp_command(command: str, *, timeout_s: float = 30.0) -> list[dict[str, Any]]:
+    """`tools/list` from a server started as a subprocess speaking MCP over stdio."""
+    return (await _command_listings(command, timeout_s, 1))[0]
+
+
+async def fetch_mcp_url(url: str, *, timeout_s: float = 30.0) -> list[dict[str, Any]]:
+    """`tools/list` from a server over streamable HTTP."""
+    return (await _url_listings(url, timeout_s, 1))[0]
+
+
+def _from_listings(listings: list[list[dict[str, Any]]], source: str) -> list[ToolDef]:
+    tools = from_definitions({"tools": listings[0]}, source=source, format_in="mcp")
+    if len(listings) > 1:
+        tools = relisted(tools, map(_tool_name, listings[1]))
+    return tools
+
+
+def load_mcp_command(command: str, *, timeout_s: float = 30.0, relist: bool = False) -> list[ToolDef]:
+    """A stdio server's tools. `relist` lists it a second time in the same session and records that order on
+    each tool (`ToolDef.relisted_names`) for TP406."""
     import anyio
 
     try:
-        tools = anyio.run(lambda: fetch_mcp_command(command, timeout_s=timeout_s))
+        listings = anyio.run(lambda: _command_listings(command, timeout_s, 2 if relist else 1))
     except DefinitionError:
         raise
     except Exception as exc:  # the server failed to start or speak MCP: say so, structured
         raise DefinitionError(f"MCP server {command!r} did not answer tools/list: {_root_cause(exc)}") from None
-    return from_definitions({"tools": tools}, source=f"mcp:{command}", format_in="mcp")
+    return _from_listings(listings, f"mcp:{command}")
 
 
-def load_mcp_url(url: str, *, timeout_s: float = 30.0) -> list[ToolDef]:
+def load_mcp_url(url: str, *, timeout_s: float = 30.0, relist: bool = False) -> list[ToolDef]:
+    """A streamable HTTP server's tools; `relist` as for `load_mcp_command`."""
     import anyio
 
     try:
-        tools = anyio.run(lambda: fetch_mcp_url(url, timeout_s=timeout_s))
+        listings = anyio.run(lambda: _url_listings(url, timeout_s, 2 if relist else 1))
     except Exception as exc:
         raise DefinitionError(f"MCP server {url} did not answer tools/list: {_root_cause(exc)}") from None
-    return from_definitions({"tools": tools}, source=url, format_in="mcp")
+    return _from_listings(listings, url)
 
 
 def _root_cause(exc: BaseException) -> str:

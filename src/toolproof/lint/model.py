@@ -25,6 +25,8 @@ class ToolDef:
     `schema_pointer` is where the input schema lives in the original (`/inputSchema`, `/function/parameters`,
     `/input_schema`, `/parameters`); `base_pointer` prefixes every pointer (empty for one tool per record).
     `effect` and `idempotent` are None when the format cannot say (only Python tools and annotations can).
+    `relisted_names` is the tool-name order of a second `tools/list` of the same server (`relisted`), None
+    when the server was listed once or the tools came from code or a file.
     """
 
     name: Any
@@ -43,6 +45,7 @@ class ToolDef:
     name_pointer: str = "/name"
     description_pointer: str = "/description"
     schema_synthesized: bool = False  # built from a format with no JSON Schema (Docker registry `arguments`)
+    relisted_names: tuple[str, ...] | None = field(default=None, compare=False, repr=False)
     raw: Any = field(default=None, compare=False, repr=False)
 
     @cached_property

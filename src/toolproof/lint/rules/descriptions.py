@@ -13,16 +13,17 @@ from ..model import ToolDef
 from ..text import STOPWORDS, canonical, name_words
 from .base import Hit, Rule
 
-# The phrase patterns are matched against the folded (lower-case) description: `text.folded`.
+# The phrase patterns are matched against the folded (lower-case) description: `text.folded`. `WHEN` and
+# `WHEN_NOT` are public: TP208's guidelines component reads the same phrases.
 _FILLER: Final = frozenset({"get", "gets", "return", "returns", "tool", "function", "this", "item", "items",
                             "information", "info", "data", "details"})
-_WHEN: Final = re.compile(
+WHEN: Final = re.compile(
     r"\b(use (this|it|when|for|to|if|only|after|before)|used (to|for|when)|useful (for|when)|when (you|the|a|an|"
     r"user|users|asked|needed|you're)|if (you|the user)|call (this|it) (when|to|if|for)|should be used|"
     r"helpful (for|when)|ideal for|best for|intended for|designed (for|to)|for (example|instance)|e\.g\.|"
     r"use case|good for|meant for|appropriate (for|when))",
 )
-_WHEN_NOT: Final = re.compile(
+WHEN_NOT: Final = re.compile(
     r"\b(do not|don't|never|avoid|instead|rather than|not (for|to be used|suitable|meant|intended)|"
     r"only (for|when|if|after|use)|prefer|must not|should not|unless|except)\b",
 )
@@ -65,7 +66,7 @@ def check_restates_name(tool: ToolDef, config: LintConfig) -> Iterator[Hit]:
 
 
 def check_no_when(tool: ToolDef, config: LintConfig) -> Iterator[Hit]:
-    if tool.description_text.strip() and not tool.description_cjk and not _WHEN.search(tool.description_folded):
+    if tool.description_text.strip() and not tool.description_cjk and not WHEN.search(tool.description_folded):
         yield Hit(tool, tool.description_pointer, "the description does not say when to use the tool",
                   f"Add a sentence saying which requests {tool.name!r} is for: 'Use this when ...'.")
 
@@ -79,7 +80,7 @@ def check_no_when_not(tools: Sequence[ToolDef], config: LintConfig) -> Iterator[
     names = {t.name for t in tools if isinstance(t.name, str) and len(t.name) > 3}
     for tool in tools:
         text = tool.description_text
-        if not text.strip() or tool.description_cjk or _WHEN_NOT.search(tool.description_folded):
+        if not text.strip() or tool.description_cjk or WHEN_NOT.search(tool.description_folded):
             continue
         # Token lookup, not a substring scan per neighbour: linear in the toolset, not quadratic.
         tokens = {tok.strip(".-") for tok in _NAME_TOKEN.findall(text)}

@@ -12,8 +12,11 @@ from ..text import GENERIC_NAMES, name_words, verb_position
 from .base import Hit, Rule
 
 _SNAKE: Final = re.compile(r"^[a-z][a-z0-9]*(_[a-z0-9]+)*$")
-_MCP_NAME: Final = re.compile(r"^[A-Za-z0-9_.-]{1,128}$")
-_PORTABLE: Final = re.compile(r"^[A-Za-z0-9_-]+$")
+#: What MCP accepts as a tool name: 1 to 128 of A-Z a-z 0-9 _ - . (`\Z`, not `$`: `$` also matches before a
+#: final newline, and "get_order\n" is not a valid name).
+_MCP_NAME: Final = re.compile(r"^[A-Za-z0-9_.-]{1,128}\Z")
+_MCP_ACCEPTS: Final = "1 to 128 of A-Z a-z 0-9 _ - ."
+_PORTABLE: Final = re.compile(r"^[A-Za-z0-9_-]+\Z")
 # A version or age at the end: _v2, -v1.1, V2 (camelCase), _old, _legacy, _2. Not `_latest`/`_new` (usually
 # meaning: the latest reading), not `_backup` (an object: create_backup), not digits glued to a word (brc20).
 _VERSION: Final = re.compile(r"(?:[_\-.][vV]\d+(?:[._]\d+)*|(?<=[a-z])V\d+|[_\-](?:old|legacy|deprecated|tmp|temp)|"
@@ -77,7 +80,7 @@ def check_invalid(tool: ToolDef, config: LintConfig) -> Iterator[Hit]:
         yield Hit(tool, tool.name_pointer, f"the tool has no name (got {tool.name!r})", "Give it a verb_noun name.")
     elif not _MCP_NAME.match(tool.name):
         yield Hit(tool, tool.name_pointer, f"name {tool.name!r} has characters or a length that MCP clients "
-                  "reject (allowed: A-Z a-z 0-9 _ - ., 1 to 128)", "Use letters, digits and underscores only.")
+                  f"reject ({len(tool.name)} characters; MCP accepts {_MCP_ACCEPTS})", f"Use {_MCP_ACCEPTS}")
 
 
 def check_portable(tool: ToolDef, config: LintConfig) -> Iterator[Hit]:
@@ -107,7 +110,7 @@ RULES: Final = (
          "A generic name matches every request a little, so it gets picked for the wrong ones.",
          "Name the one job as verb_noun.", tool_check=check_generic),
     Rule("TP105", "name-invalid", "error", "The name is missing or has characters or a length MCP rejects.",
-         "Clients refuse or silently rename such tools.", "Use A-Z a-z 0-9 and _ only, 1 to 64 characters.",
+         "Clients refuse or silently rename such tools.", f"Use {_MCP_ACCEPTS}",
          tool_check=check_invalid),
     Rule("TP106", "name-not-portable", "warning", "The name is valid MCP but OpenAI or Anthropic reject it.",
          "The same toolset exported to a model API fails at request time ('.' or more than 64 characters).",

@@ -304,16 +304,20 @@ _EXAMPLE_WORDS: Final = re.compile(r"\b(?:examples?\b|e\.g\.|for instance\b|such
 _EXAMPLE_NEEDLES: Final = ("example", "e.g.", "for instance", "such as")
 
 
-def check_no_examples(tool: ToolDef, config: LintConfig) -> Iterator[Hit]:
-    if tool.schema_synthesized:
-        return
-    if not tool.properties or tool.examples or any(
-            n.schema.get("examples") or n.schema.get("example") for n in tool.nodes) or _has_examples(tool.raw, 1):
-        return
+def example_given(tool: ToolDef) -> bool:
+    """Example arguments anywhere: the tool's `examples`, a schema's `examples`/`example`, or an example phrase
+    in the tool's or any parameter's description (TP315, and TP208's examples component)."""
+    if tool.examples or any(n.schema.get("examples") or n.schema.get("example") for n in tool.nodes) or \
+            _has_examples(tool.raw, 1):
+        return True
     # One search over every description joined by newlines: no example phrase spans a newline.
     texts = [tool.description_text, *(str(n.schema.get("description") or "") for n in tool.nodes)]
     low = folded("\n".join(texts))
-    if any(w in low for w in _EXAMPLE_NEEDLES) and _EXAMPLE_WORDS.search(low):
+    return any(w in low for w in _EXAMPLE_NEEDLES) and _EXAMPLE_WORDS.search(low) is not None
+
+
+def check_no_examples(tool: ToolDef, config: LintConfig) -> Iterator[Hit]:
+    if tool.schema_synthesized or not tool.properties or example_given(tool):
         return
     yield Hit(tool, tool.schema_pointer, "no example arguments anywhere (tool, schema or description)",
               "Add one or two realistic example calls (`examples`) or 'e.g.' values in parameter descriptions.")
