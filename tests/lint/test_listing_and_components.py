@@ -68,7 +68,10 @@ def test_tp406_is_on_by_default() -> None:
 
 
 @pytest.mark.e2e  # starts real stdio MCP servers
-def test_a_live_server_that_reorders_is_caught_and_a_stable_one_is_not(tmp_path: Path) -> None:
+def test_a_live_server_that_reorders_is_caught_and_a_stable_one_is_not(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setenv("PYTHONPATH", ENV["PYTHONPATH"])  # the servers are `-m tests...` and the test runs elsewhere
     tools = load_mcp_command(REORDERING, relist=True)
     assert [t.label for t in tools] == ["get_order", "cancel_order", "ship_order", "refund_order"]
     found = lint_tooldefs(tools, ORDER)
