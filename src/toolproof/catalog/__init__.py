@@ -10,18 +10,19 @@ from importlib import import_module
 
 from .toolset import Toolset
 
+#: Each lazy name and its module, spelled out whole so a rename of the module finds it.
 _LAZY = {
-    "Route": "route",
-    "Router": "route",
-    "definition_of": "turn",
-    "search_tools_tool": "turn",
-    "tools_for_turn": "turn",
+    "Route": "toolproof.catalog.route",
+    "Router": "toolproof.catalog.route",
+    "definition_of": "toolproof.catalog.turn",
+    "search_tools_tool": "toolproof.catalog.turn",
+    "tools_for_turn": "toolproof.catalog.turn",
 }
 
 
 def __getattr__(name: str) -> object:
     if name in _LAZY:
-        return getattr(import_module(f"{__name__}.{_LAZY[name]}"), name)
+        return getattr(import_module(_LAZY[name]), name)
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 

@@ -1,6 +1,7 @@
 """The `toolproof` command. Thin: parse, call the library, render.
 
-Each module in this package that defines `register(app)` adds its commands; nothing else to edit.
+Each module in this package that defines `register(app)` adds its commands, whatever the module's name (the
+command modules are internal, `_journal.py` for `toolproof journal`); nothing else to edit.
 """
 
 from __future__ import annotations
@@ -42,9 +43,8 @@ def _root(
 
 
 def _register_commands() -> None:
+    """Found by their `register` function, not their file name (the helpers, `_options` and the like, have none)."""
     for info in sorted(pkgutil.iter_modules(__path__), key=lambda m: m.name):
-        if info.name.startswith("_"):
-            continue
         module = importlib.import_module(f"{__name__}.{info.name}")
         register = getattr(module, "register", None)
         if callable(register):

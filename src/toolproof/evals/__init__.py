@@ -3,6 +3,7 @@ class (recovery), BFCL v4 through the same scorer (bfcl), reports and CI compari
 
 from .bfcl import AST_CATEGORIES, BfclEntry, BfclResult, load_category, score_entry, score_outputs
 from .cases import Case, CaseFileError, CaseSet, Expectation, load_cases, parse_case_set
+from .model_errors import TooManyModelErrors
 from .models import (
     AnthropicModel,
     Model,
@@ -13,6 +14,7 @@ from .models import (
     RecordingModel,
     ReplayModel,
     ScriptedModel,
+    default_model_retry,
     load_model,
 )
 from .recovery import RecoveryReport, SeededFailure, classify_step, run_recovery
@@ -61,6 +63,7 @@ __all__ = [
     "ScriptedModel",
     "SeededFailure",
     "SelectionReport",
+    "TooManyModelErrors",
     "ToolCall",
     "ToolSpec",
     "check_call",
@@ -68,6 +71,7 @@ __all__ = [
     "check_parallel",
     "classify_step",
     "compare",
+    "default_model_retry",
     "load_cases",
     "load_category",
     "load_model",

@@ -10,7 +10,7 @@ try:
 except ImportError as exc:  # pragma: no cover - depends on the installed extras
     raise ImportError("toolproof.mcp needs the MCP SDK: pip install 'toolproof[mcp]'") from exc
 
-from .auth import HttpAuth, InsecureBind, IntrospectionVerifier, TokenTable
+from .auth import HttpAuth, InsecureBind, IntrospectionVerifier, TokenTable, check_bind
 from .caps import ResponseCaps
 from .client import ImportedToolset, build_tool, close_open_schema, import_tools
 from .config import (
@@ -68,6 +68,7 @@ __all__ = [
     "assign_names",
     "build_tool",
     "call_context",
+    "check_bind",
     "close_open_schema",
     "create_server",
     "derive_policy",

@@ -8,6 +8,7 @@ Everything named here is the extension API; the modules below it are internals.
 
 from __future__ import annotations
 
+from ..contract.envelope import Envelope, Meta
 from .effects import SYSTEM_CLOCK, Clock, Dispatch, Effect, Io, Outcome, Pipeline, Sleep, Steps
 from .runner import Runner
 from .stages import STAGES, Stage, Step, approval, audit, claim, dispatch, give_up, guard, plan, run, settle, validate
@@ -21,7 +22,9 @@ __all__ = [
     "Dispatch",
     "Effect",
     "Env",
+    "Envelope",
     "Io",
+    "Meta",
     "Outcome",
     "Pipeline",
     "Route",
