@@ -129,7 +129,7 @@ def _dotted_of(path: Path) -> str | None:
     except ValueError:
         return None
     parts = list(rel.with_suffix("").parts)
-    return ".".join(parts)
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
 
 
 def _byte_offsets(source: bytes) -> list[int]:
@@ -152,7 +152,7 @@ def rewrite_imports(text: str, path: Path, names: Names) -> str:
         return text
     module = _dotted_of(path)
     package = None
-    if module is not None:
+    if module is not None:  # what a relative import is relative to: a package itself, a module's package
         package = module if path.name == "__init__.py" else module.rpartition(".")[0]
     source = text.encode("utf-8")
     starts = _byte_offsets(source)
