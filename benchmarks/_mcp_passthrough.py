@@ -19,7 +19,7 @@ from mcp.server.lowlevel.server import Server
 
 async def main(command: list[str]) -> None:
     sys.path.insert(0, str(__import__("pathlib").Path(__file__).resolve().parents[1] / "src"))
-    from toolproof.mcp.stdio import stdio_streams
+    from toolproof.mcp._stdio import stdio_streams
 
     upstream = StdioServerParameters(command=command[0], args=command[1:])
     async with Client(upstream, cache=None) as client:

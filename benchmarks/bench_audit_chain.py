@@ -21,8 +21,8 @@ from pathlib import Path
 from typing import Any
 
 from toolproof.stores import PostgresStore, SqliteStore, Store
+from toolproof.stores._records import AuditRecord, StopRecord
 from toolproof.stores._sql import AUDIT_COLUMNS, STOP_COLUMNS, _marks, audit_params, stop_params
-from toolproof.stores.records import AuditRecord, StopRecord
 
 BATCH = 512
 

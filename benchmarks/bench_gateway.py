@@ -10,7 +10,7 @@ session; calls alternate between the sides so machine noise hits all of them equ
 every successful result against the tool's `outputSchema` (`jsonschema`), so that client-side cost is in each
 side's latency; it is also measured alone (the envelope's schema against the upstream's own).
 
-The pre-call drift check (mcp/drift.py) is measured on its own, in one in-process gateway in front of the
+The pre-call drift check (mcp/_drift.py) is measured on its own, in one in-process gateway in front of the
 same upstream: the same call with the connection's guard off, on (default interval: the listing is usually
 fresh, so the check is a clock read and a lookup, plus one amortized re-list per interval), and on with
 `drift_recheck_s = 0` (a re-list before every call: the worst case), alternating; and the guard alone in a

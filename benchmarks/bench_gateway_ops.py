@@ -18,10 +18,10 @@ import mcp_types as types
 
 from benchmarks._harness import Row, per_call_us
 from toolproof import Runner, Toolset, tool
-from toolproof.mcp.caps import ResponseCaps, measure
-from toolproof.mcp.limits import Limiter, LimitRule
-from toolproof.mcp.metrics import GatewayMetrics
-from toolproof.mcp.ops import GatewayRunner
+from toolproof.mcp._caps import ResponseCaps, measure
+from toolproof.mcp._limits import Limiter, LimitRule
+from toolproof.mcp._metrics import GatewayMetrics
+from toolproof.mcp._ops import GatewayRunner
 from toolproof.stores import MemoryStore
 
 

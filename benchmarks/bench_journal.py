@@ -36,11 +36,11 @@ from typing import Any
 
 import toolproof
 from benchmarks._harness import targeted
-from toolproof.contract.context import CallContext
-from toolproof.journal.journal import Journal
-from toolproof.journal.keys import key_parts_for
+from toolproof.contract._context import CallContext
+from toolproof.journal._journal import Journal
+from toolproof.journal._keys import key_parts_for
 from toolproof.stores import PostgresStore, SqliteStore, Store, open_store
-from toolproof.stores.intent import Intent
+from toolproof.stores._intent import Intent
 
 PAYLOAD = "x" * 200
 EFFECTS_DDL = ("CREATE TABLE IF NOT EXISTS bench_effects (key TEXT PRIMARY KEY, payload TEXT NOT NULL)",
@@ -223,8 +223,8 @@ def _handwritten(url: str, n: int, tag: str) -> float:
 
     import psycopg
 
+    from toolproof.stores._postgres import split_options
     from toolproof.stores._sql import SQL_CLAIM, SQL_FINISH
-    from toolproof.stores.postgres import split_options
 
     dsn, schema, finish = split_options(url)
     path = f"-c search_path={schema}" if schema else ""

@@ -18,7 +18,7 @@ from typing import Any
 from benchmarks._harness import targeted
 from tests._data import CORPORA
 from toolproof.lint import LintConfig, ToolDef, from_definitions, lint_tooldefs, load_file
-from toolproof.lint.rules.toolset import _candidates, _profiles, check_lookalike, similarity
+from toolproof.lint._rules._toolset import _candidates, _profiles, check_lookalike, similarity
 
 Row = dict[str, Any]
 

@@ -18,10 +18,10 @@ from collections import Counter
 from typing import Any
 
 from tests._data import CORPORA
-from toolproof.retrieval.corpora import build_pool, load_distractors, load_entries, load_queries
-from toolproof.retrieval.entries import ToolEntry
-from toolproof.retrieval.index import ToolIndex
-from toolproof.retrieval.text import Tokenizer
+from toolproof.retrieval._corpora import build_pool, load_distractors, load_entries, load_queries
+from toolproof.retrieval._entries import ToolEntry
+from toolproof.retrieval._index import ToolIndex
+from toolproof.retrieval._text import Tokenizer
 
 
 class BruteForceBM25:

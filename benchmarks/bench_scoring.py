@@ -14,8 +14,8 @@ import time
 from typing import Any
 
 from benchmarks._harness import targeted
-from toolproof.evals import bfcl
-from toolproof.evals.reference import ReferenceChecker, load_reference_checker
+from toolproof.evals import _bfcl as bfcl
+from toolproof.evals._reference import ReferenceChecker, load_reference_checker
 
 NOT_INSTALLED = "reference not installed (pip install --no-deps bfcl-eval==2026.3.23)"
 

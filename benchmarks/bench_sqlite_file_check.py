@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from toolproof.stores import SqliteStore
-from toolproof.stores.intent import Intent
+from toolproof.stores._intent import Intent
 
 
 def _write(store: SqliteStore) -> None:

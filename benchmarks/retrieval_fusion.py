@@ -28,10 +28,10 @@ import numpy as np
 import numpy.typing as npt
 
 from benchmarks.retrieval_sets import load_set, set_names
-from toolproof.retrieval.bm25 import BM25Retriever
-from toolproof.retrieval.evaluate import judge, summarize
-from toolproof.retrieval.hybrid import confidence, gated, linear, minmax_top, rrf, weighted
-from toolproof.retrieval.index import ToolIndex
+from toolproof.retrieval._bm25 import BM25Retriever
+from toolproof.retrieval._evaluate import judge, summarize
+from toolproof.retrieval._hybrid import confidence, gated, linear, minmax_top, rrf, weighted
+from toolproof.retrieval._index import ToolIndex
 from toolproof.retrieval.static import StaticRetriever
 
 Array = npt.NDArray[np.float32]
@@ -62,7 +62,7 @@ def _raw(name: str, cache: str | None, with_minilm: bool, pool: int = 0, seed: i
     entries, gold = load_set(name)
     if pool > len(entries):
         from benchmarks.retrieval_table import DISTRACTORS
-        from toolproof.retrieval.corpora import build_pool, load_distractors
+        from toolproof.retrieval._corpora import build_pool, load_distractors
 
         entries = build_pool(entries, load_distractors(DISTRACTORS), pool, seed=seed)
     index = ToolIndex(entries)  # the entries as the index holds them (prerequisites inferred, ids unique)
@@ -72,7 +72,7 @@ def _raw(name: str, cache: str | None, with_minilm: bool, pool: int = 0, seed: i
     try:
         if not with_minilm:
             raise ImportError("--no-minilm")
-        from toolproof.retrieval.embeddings import EmbeddingRetriever
+        from toolproof.retrieval._embeddings import EmbeddingRetriever
 
         minilm = EmbeddingRetriever(held, cache_dir=cache)
     except ImportError:

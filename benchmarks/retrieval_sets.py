@@ -15,8 +15,8 @@ from pathlib import Path
 from typing import Any
 
 from tests._data import CORPORA
-from toolproof.retrieval.corpora import GoldQuery, load_entries, load_queries
-from toolproof.retrieval.entries import ToolEntry, entry_from_definition
+from toolproof.retrieval._corpora import GoldQuery, load_entries, load_queries
+from toolproof.retrieval._entries import ToolEntry, entry_from_definition
 
 __all__ = ["BFCL_FILES", "load_set", "set_names"]
 

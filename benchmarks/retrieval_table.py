@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from tests._data import CORPORA
-from toolproof.retrieval.evaluate import evaluate_files
+from toolproof.retrieval._evaluate import evaluate_files
 
 R = CORPORA / "retrieval"
 SETS = {

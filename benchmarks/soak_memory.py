@@ -27,7 +27,7 @@ import time
 from typing import Any
 
 import toolproof
-from toolproof.contract.errors import NotFound
+from toolproof.contract._errors import NotFound
 
 #: The documented bound on the RSS of the whole process after 200,000 calls (docs/security.md, "Memory").
 RSS_BOUND_MB = 256

@@ -20,8 +20,8 @@ from typing import Any
 
 import numpy as np
 
-import toolproof.retrieval.embeddings as emb
-from toolproof.retrieval.evaluate import evaluate_files
+import toolproof.retrieval._embeddings as emb
+from toolproof.retrieval._evaluate import evaluate_files
 
 R = Path(__file__).resolve().parents[1] / "tests" / "data" / "corpora" / "retrieval"
 SETS = {"livemcpbench": ("livemcpbench_corpus.jsonl", "livemcpbench_queries.jsonl"),

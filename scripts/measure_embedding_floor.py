@@ -18,8 +18,8 @@ from pathlib import Path
 
 import numpy as np
 
-from toolproof.retrieval.corpora import load_entries, load_queries
-from toolproof.retrieval.embeddings import EMBEDDING_FLOOR, EmbeddingRetriever
+from toolproof.retrieval._corpora import load_entries, load_queries
+from toolproof.retrieval._embeddings import EMBEDDING_FLOOR, EmbeddingRetriever
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 CORPORA = next((p / "shared" / "corpora" for p in REPO_ROOT.parents if (p / "shared" / "corpora").is_dir()),

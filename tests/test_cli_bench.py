@@ -8,8 +8,8 @@ import pytest
 from typer.testing import CliRunner
 
 from tests._data import REPO_ROOT
+from toolproof.cli import _bench as bench_module
 from toolproof.cli import app
-from toolproof.cli import bench as bench_module
 
 RUNNER = CliRunner()
 

@@ -35,4 +35,4 @@ def test_an_upward_import_breaks_the_contract(tmp_path: Path) -> None:
     errors.write_text(errors.read_text() + "\nfrom ..pipeline import runner  # upward: contract -> pipeline\n")
     proc = lint_imports(tmp_path)
     assert proc.returncode != 0
-    assert "toolproof.contract.errors -> toolproof.pipeline.runner" in proc.stdout
+    assert "toolproof.contract._errors -> toolproof.pipeline._runner" in proc.stdout

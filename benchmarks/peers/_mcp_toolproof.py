@@ -1,4 +1,4 @@
-"""The MCP SDK's server with toolproof: `toolproof.mcp.server.create_server(runner)` (the low-level SDK `Server`
+"""The MCP SDK's server with toolproof: `toolproof.mcp._server.create_server(runner)` (the low-level SDK `Server`
 that `toolproof serve` runs) over the same Runner as the toolproof column, called through a real `mcp.Client`
 session in memory, each call carrying the conversation in `_meta` (`dev.toolproof/conversation_id`), as
 toolproof's MCP client sends it. The reply is the envelope in `structuredContent`.
@@ -22,7 +22,7 @@ def available() -> bool:
     try:
         from mcp.client._memory import InMemoryTransport  # noqa: F401
 
-        import toolproof.mcp.server  # noqa: F401
+        import toolproof.mcp._server  # noqa: F401
     except ImportError:
         return False
     return True
@@ -32,7 +32,7 @@ async def run(scenario: Scenario, book: OrderBook, tmp: Path) -> Observation:
     from mcp import Client
     from mcp.client._memory import InMemoryTransport
 
-    from toolproof.mcp.server import META_CONVERSATION_ID, create_server
+    from toolproof.mcp._server import META_CONVERSATION_ID, create_server
 
     obs = Observation(NAME, scenario.key)
     runner = runner_for(scenario, book, tmp, obs, name="mcp")

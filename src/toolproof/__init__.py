@@ -12,12 +12,12 @@ import inspect
 import typing
 
 from ._version import __version__
-from .audit.trail import Hook
-from .catalog.toolset import Toolset
-from .contract.classify import classify_exception, classify_http
-from .contract.context import CallContext
-from .contract.envelope import Envelope, ErrorInfo, MalformedEnvelope, Meta, envelope_schema, from_problem, to_problem
-from .contract.errors import (
+from .audit._trail import Hook
+from .catalog._toolset import Toolset
+from .contract._classify import classify_exception, classify_http
+from .contract._context import CallContext
+from .contract._envelope import Envelope, ErrorInfo, MalformedEnvelope, Meta, envelope_schema, from_problem, to_problem
+from .contract._errors import (
     AuthFailed,
     Conflict,
     DefinitionError,
@@ -35,15 +35,15 @@ from .contract.errors import (
     TransientUpstream,
     UnknownTool,
 )
-from .contract.tool import NOT_DONE, Secret, Tool, ToolOptions, tool
-from .contract.validate import Limits
-from .contract.verifiers import verify_by_http, verify_by_sql
+from .contract._tool import NOT_DONE, Secret, Tool, ToolOptions, tool
+from .contract._validate import Limits
+from .contract._verifiers import verify_by_http, verify_by_sql
 from .orchestration.breaker import BreakerConfig
 from .orchestration.policy import RetryPolicy, RunBudget
-from .pipeline.effects import Clock
-from .pipeline.runner import Runner
+from .pipeline._effects import Clock
+from .pipeline._runner import Runner
 from .stores import MemoryStore, SqliteStore, Store, open_store
-from .stores.records import AuditRecord, StopRecord
+from .stores._records import AuditRecord, StopRecord
 
 
 def _publish(value: object) -> None:
@@ -63,7 +63,7 @@ def _publish(value: object) -> None:
 
 def __getattr__(name: str) -> object:
     if name == "PostgresStore":  # psycopg is an extra: import it only when asked for
-        from .stores.postgres import PostgresStore
+        from .stores._postgres import PostgresStore
 
         if PostgresStore.__module__ != __name__:
             _publish(PostgresStore)

@@ -14,7 +14,7 @@ import toolproof
 from tests.approvals._tools import LIMIT_RS, gated_wholesaler, payments, running
 from tests.conftest import TODAY
 from toolproof.approvals import AlreadyDecided, ApprovalNotFound, approve, decide, deny
-from toolproof.contract.errors import DefinitionError
+from toolproof.contract._errors import DefinitionError
 from toolproof.examples.wholesaler import Shop
 from toolproof.pipeline import Clock
 from toolproof.stores import Store

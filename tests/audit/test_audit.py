@@ -12,12 +12,12 @@ import pytest
 
 import toolproof
 from toolproof import CallContext, Runner, Tool, Toolset
-from toolproof.audit.trail import AuditWriter
-from toolproof.contract.errors import AuthFailed, TransientUpstream
-from toolproof.contract.redaction import REDACTED
+from toolproof.audit._trail import AuditWriter
+from toolproof.contract._errors import AuthFailed, TransientUpstream
+from toolproof.contract._redaction import REDACTED
 from toolproof.orchestration.policy import RetryPolicy
 from toolproof.stores import MemoryStore
-from toolproof.stores.records import AuditRecord, StopRecord
+from toolproof.stores._records import AuditRecord, StopRecord
 
 SECRET = "sk-live-4242-very-secret"
 
@@ -178,7 +178,7 @@ def test_stops_are_logged(caplog: pytest.LogCaptureFixture) -> None:
 def test_an_audit_entry_becomes_the_frozen_record_it_describes() -> None:
     import dataclasses
 
-    from toolproof.audit.trail import AuditEntry, build_audit
+    from toolproof.audit._trail import AuditEntry, build_audit
 
     tool = build_tools().get("get_account")
     error = AuthFailed("no", field="user")

@@ -11,7 +11,7 @@ from typing import Annotated, Any
 import pytest
 
 import toolproof
-from toolproof.audit.trail import MAX_EXCEPTION_MESSAGE, MAX_TRACEBACK
+from toolproof.audit._trail import MAX_EXCEPTION_MESSAGE, MAX_TRACEBACK
 from toolproof.stores._sql import MIGRATIONS, SCHEMA_VERSION
 
 TOKEN = "tok-0123456789abcdef"  # the call's secret argument

@@ -10,7 +10,7 @@ import pytest
 
 import toolproof
 from tests._schemas import object_schemas
-from toolproof.catalog.toolset import EXPORT_FORMATS
+from toolproof.catalog._toolset import EXPORT_FORMATS
 from toolproof.examples.wholesaler import Shop, build_toolset
 from toolproof.examples.wholesaler.old_tools import build_old_toolset
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import toolproof
 from toolproof.catalog import Router, search_tools_tool, tools_for_turn
-from toolproof.retrieval.index import ToolIndex
+from toolproof.retrieval._index import ToolIndex
 
 
 def test_search_ranks_the_wholesaler_tools(wholesaler: toolproof.Toolset) -> None:

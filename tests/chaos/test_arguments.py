@@ -3,7 +3,7 @@ changed call changes an amount first and never an id or an operation key."""
 
 from __future__ import annotations
 
-from toolproof.chaos.arguments import arguments_for, changed, sample
+from toolproof.chaos._arguments import arguments_for, changed, sample
 
 SCHEMA = {"type": "object", "required": ["order_id", "crop", "kg", "express"],
           "properties": {"order_id": {"type": "integer", "minimum": 1}, "crop": {"enum": ["onion", "jeera"]},

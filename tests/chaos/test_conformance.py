@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from toolproof.chaos.conformance import CHECKS, run_conformance
+from toolproof.chaos._conformance import CHECKS, run_conformance
 
 PLAIN = f"{sys.executable} -m tests.mcp_servers.orders"
 CARELESS = f"{sys.executable} -m tests.mcp_servers.careless_orders"

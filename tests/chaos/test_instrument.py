@@ -9,8 +9,8 @@ from typing import Any
 
 import toolproof
 from toolproof.chaos import run_chaos, scenario
-from toolproof.chaos.instrument import Ledger, counting_method, instrument, pretended
-from toolproof.chaos.scenarios import Fault
+from toolproof.chaos._instrument import Ledger, counting_method, instrument, pretended
+from toolproof.chaos._scenarios import Fault
 
 
 def async_toolset(booked: list[int]) -> toolproof.Toolset:

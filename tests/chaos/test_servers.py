@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from toolproof.chaos import scenario
-from toolproof.chaos.servers import ServerError, run_server_chaos
+from toolproof.chaos._servers import ServerError, run_server_chaos
 
 PLAIN = f"{sys.executable} -m tests.mcp_servers.orders"
 SERVED = f"{sys.executable} -m toolproof serve tests.chaos._targets:served_tools"

@@ -12,7 +12,7 @@ from typing import Annotated, Any
 
 import toolproof
 from tests._data import REPO_ROOT
-from toolproof.contract.errors import AuthFailed
+from toolproof.contract._errors import AuthFailed
 
 SECRET = "tok-0123456789abcdef"
 

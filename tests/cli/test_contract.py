@@ -19,7 +19,7 @@ def test_version() -> None:
 
 @pytest.mark.e2e
 def test_schema_envelope_is_the_library_schema() -> None:
-    from toolproof.contract.envelope import envelope_schema
+    from toolproof.contract._envelope import envelope_schema
 
     assert json.loads(toolproof_cli("schema", "envelope").stdout) == envelope_schema()
 
@@ -28,7 +28,7 @@ def test_schema_envelope_is_the_library_schema() -> None:
 def test_classify_http_prints_a_valid_envelope() -> None:
     out = toolproof_cli("classify", "http", "429", "--header", "Retry-After: 12", "--body", "slow down").stdout
     env: dict[str, Any] = json.loads(out)
-    from toolproof.contract.envelope import envelope_schema
+    from toolproof.contract._envelope import envelope_schema
 
     assert jsonschema_rs.validator_for(envelope_schema()).is_valid(env)
     assert env["error"]["class"] == "rate_limited"

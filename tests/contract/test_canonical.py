@@ -13,7 +13,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import toolproof
-from toolproof.contract.canonical import _emit, canonical_json
+from toolproof.contract._canonical import _emit, canonical_json
 
 json_values = st.recursive(
     st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False, allow_infinity=False) | st.text(),

@@ -10,8 +10,8 @@ import pytest
 
 import toolproof
 from tests._data import corpus
-from toolproof.contract.classify import classify_exception, classify_http, parse_retry_after
-from toolproof.contract.envelope import to_problem
+from toolproof.contract._classify import classify_exception, classify_http, parse_retry_after
+from toolproof.contract._envelope import to_problem
 
 VECTORS = json.loads(corpus("reliability_specs", "urllib3_retry_vectors.json").read_text())
 PARSE = VECTORS["retry_after_parse"]

@@ -11,7 +11,7 @@ import pytest
 
 import toolproof
 from toolproof import CallContext
-from toolproof.contract.context import CallIds, fresh_context, new_call_id
+from toolproof.contract._context import CallIds, fresh_context, new_call_id
 
 HEX = re.compile(r"[0-9a-f]+")
 
@@ -136,7 +136,7 @@ def test_a_context_of_another_type_is_refused() -> None:
 
 
 def test_a_context_filled_for_a_call_is_the_ordinary_one() -> None:
-    from toolproof.contract.context import with_call
+    from toolproof.contract._context import with_call
 
     # Every field set to a value of its own: a field `with_call` dropped or moved would show.
     given = CallContext("chat-1", "B-17", None, "run-1", 2, "key-1", 0, {"tenant": "t"}, "s-1", 7)

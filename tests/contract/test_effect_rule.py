@@ -14,7 +14,7 @@ import pytest
 
 import toolproof
 from toolproof import BreakerConfig, CallContext, ErrorClass, RetryPolicy, Runner, Toolset
-from toolproof.contract.errors import CLASS_SPECS, ERROR_TYPES, EffectFact
+from toolproof.contract._errors import CLASS_SPECS, ERROR_TYPES, EffectFact
 
 #: What each class says of a dispatched write's effect, as docs/contract.md states it.
 FACTS: dict[ErrorClass, str] = {

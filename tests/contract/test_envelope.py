@@ -12,7 +12,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 import toolproof
-from toolproof.contract.envelope import (
+from toolproof.contract._envelope import (
     Envelope,
     ErrorInfo,
     Meta,
@@ -21,7 +21,7 @@ from toolproof.contract.envelope import (
     success_envelope_schema,
     to_problem,
 )
-from toolproof.contract.errors import CONTRACT_VERSION, ERROR_TYPES, ErrorClass
+from toolproof.contract._errors import CONTRACT_VERSION, ERROR_TYPES, ErrorClass
 
 VALIDATOR = jsonschema_rs.validator_for(envelope_schema())
 
@@ -150,7 +150,7 @@ def test_the_hot_path_success_envelope_is_the_ordinary_frozen_one() -> None:
     import copy
     import pickle
 
-    from toolproof.contract.envelope import success_envelope
+    from toolproof.contract._envelope import success_envelope
 
     fast = success_envelope("get_price", "c-1", "v1", 2, {"price": 1.5}, {"fallback_from": "other"})
     plain = Envelope(True, Meta("get_price", "c-1", "v1", 2, extra={"fallback_from": "other"}), {"price": 1.5})

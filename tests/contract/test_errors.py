@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 import toolproof
-from toolproof.contract.errors import ACTION_DESCRIPTIONS, CLASS_SPECS, ERROR_TYPES, ErrorClass, NextAction
+from toolproof.contract._errors import ACTION_DESCRIPTIONS, CLASS_SPECS, ERROR_TYPES, ErrorClass, NextAction
 
 BRIEF_TABLE = {
     "invalid_argument": (False, "repair"),
@@ -77,7 +77,7 @@ def test_unknown_tool_is_not_a_tool_error() -> None:
 
 
 def test_a_subclass_names_its_class_once_and_its_code_follows() -> None:
-    from toolproof.contract.errors import ERROR_TYPES, ErrorClass, NotFound, ToolError
+    from toolproof.contract._errors import ERROR_TYPES, ErrorClass, NotFound, ToolError
 
     class NoSuchCrop(NotFound):
         """A crop the market does not trade."""

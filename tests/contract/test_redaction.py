@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 
 import toolproof
 from toolproof import Tool
-from toolproof.contract.redaction import (
+from toolproof.contract._redaction import (
     MAX_TEXT,
     REDACTED,
     is_secret_key,

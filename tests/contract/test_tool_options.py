@@ -11,7 +11,7 @@ import pytest
 
 import toolproof
 from toolproof import Tool, ToolOptions
-from toolproof.contract.validate import Limits
+from toolproof.contract._validate import Limits
 
 #: A value for every option that differs from its default, and what the built tool then shows.
 NON_DEFAULT: dict[str, Any] = {

@@ -13,7 +13,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import toolproof
-from toolproof.contract.envelope import envelope_schema
+from toolproof.contract._envelope import envelope_schema
 from toolproof.examples.wholesaler import Shop, build_toolset
 from toolproof.examples.wholesaler.old_tools import build_old_toolset
 

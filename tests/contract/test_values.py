@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 
 from toolproof import AuditRecord, CallContext, Envelope, Meta, StopRecord
-from toolproof.contract.values import value
+from toolproof.contract._values import value
 from toolproof.lint import Finding
 
 VALUES = [Meta, Envelope, CallContext, AuditRecord, StopRecord, Finding]

@@ -24,11 +24,11 @@ from typing import Any
 from dbos import DBOS, SetWorkflowID
 
 import toolproof
-from toolproof.contract.envelope import Envelope
+from toolproof.contract._envelope import Envelope
 from toolproof.integrations.dbos import tool_step
-from toolproof.journal.journal import Journal
-from toolproof.stores.intent import Intent
-from toolproof.stores.steps import IoSteps
+from toolproof.journal._journal import Journal
+from toolproof.stores._intent import Intent
+from toolproof.stores._steps import IoSteps
 
 MODE, SYSTEM_DB, STORE_URL, EFFECTS, READY = sys.argv[1:6]
 ORDERS = sys.argv[6:]

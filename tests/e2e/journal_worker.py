@@ -27,7 +27,7 @@ from typing import Any
 
 import toolproof
 from toolproof.examples.wholesaler import Shop, build_toolset
-from toolproof.journal.journal import Journal
+from toolproof.journal._journal import Journal
 
 TODAY = date(2026, 10, 19)
 ORDER = {"crop": "groundnut", "quantity_kg": 40, "delivery_date": "2026-10-23"}

@@ -30,11 +30,11 @@ from temporalio.worker import Worker
 
 with workflow.unsafe.imports_passed_through():
     import toolproof
-    from toolproof.contract.envelope import Envelope
+    from toolproof.contract._envelope import Envelope
     from toolproof.integrations.temporal import NON_RETRYABLE_TYPES, activities, call_tool
-    from toolproof.journal.journal import Journal
-    from toolproof.stores.intent import Intent
-    from toolproof.stores.steps import Io, IoSteps
+    from toolproof.journal._journal import Journal
+    from toolproof.stores._intent import Intent
+    from toolproof.stores._steps import Io, IoSteps
 
 #: Fast retries for the tests: the kill is noticed at start_to_close (2 s), the retry follows at once.
 FAST = RetryPolicy(initial_interval=timedelta(seconds=0.2), backoff_coefficient=2.0,

@@ -22,7 +22,7 @@ from typing import Any
 import pytest
 
 from toolproof import CallContext, Runner, Tool, Toolset
-from toolproof.contract.classify import classify_http
+from toolproof.contract._classify import classify_http
 from toolproof.orchestration.breaker import BreakerConfig, BreakerState
 from toolproof.orchestration.guard import LoopGuard
 from toolproof.orchestration.policy import RetryPolicy, RunBudget

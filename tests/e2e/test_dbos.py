@@ -21,7 +21,7 @@ from pathlib import Path
 import pytest
 
 from tests.pg_support import with_schema
-from toolproof.contract.envelope import Envelope
+from toolproof.contract._envelope import Envelope
 
 pytestmark = pytest.mark.e2e
 

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from toolproof.stores.sqlite import SqliteStore
+from toolproof.stores._sqlite import SqliteStore
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 
@@ -192,7 +192,7 @@ def test_live_needs_a_model_and_a_reachable_endpoint(tmp_path: Path) -> None:
 
 def test_scripted_agent_repairs_from_the_envelope_it_reads() -> None:
     """The scripted model reacts to what toolproof answered (not a fixed tape): without the hint, no repair."""
-    from toolproof.evals.models import ModelRequest
+    from toolproof.evals._models import ModelRequest
     from toolproof.examples.wholesaler.demo import scripted_agent
 
     def ask(hint: str) -> object:

@@ -145,7 +145,7 @@ async def test_import_tools_pins_in_the_store_it_is_given(tmp_path: Path) -> Non
 
 def test_the_drift_policy_is_checked_when_the_config_is_read() -> None:
     from toolproof.mcp import ConfigError
-    from toolproof.mcp.config import config_from_dict
+    from toolproof.mcp._config import config_from_dict
 
     cfg = config_from_dict({"upstreams": {"b": {"command": "x", "drift": "block"}}})
     assert cfg.upstreams[0].drift == "block"

@@ -26,8 +26,8 @@ from mcp.shared._httpx_utils import create_mcp_http_client
 from tests.integrations.conftest import BUYER, ORDER, FaultyShop
 from tests.mcp_servers.harness import http_server
 from toolproof.integrations.meta import mcp_meta
-from toolproof.mcp.repeat import ENVELOPE_META
-from toolproof.mcp.server import CONVERSATION_HEADER, OPERATIONS_EXTENSION
+from toolproof.mcp._repeat import ENVELOPE_META
+from toolproof.mcp._server import CONVERSATION_HEADER, OPERATIONS_EXTENSION
 
 pytestmark = [pytest.mark.e2e, pytest.mark.timeout(120)]
 TARGET = "tests.integrations.faulty_desk:toolset"

@@ -13,9 +13,9 @@ from mcp.client.client import Client
 
 from tests.cli._run import json_lines, toolproof_cli
 from tests.mcp_servers.harness import PY, http_server
-from toolproof.contract.errors import CLASS_SPECS, ErrorClass
-from toolproof.mcp.listing import MAX_DESCRIPTION
-from toolproof.mcp.quote import MAX_QUOTE, QUOTE_KEY
+from toolproof.contract._errors import CLASS_SPECS, ErrorClass
+from toolproof.mcp._listing import MAX_DESCRIPTION
+from toolproof.mcp._quote import MAX_QUOTE, QUOTE_KEY
 
 pytestmark = [pytest.mark.e2e, pytest.mark.timeout(120)]
 UPSTREAM = f"evil={PY} -m tests.e2e.injecting_upstream"

@@ -24,7 +24,7 @@ from temporalio.client import Client
 import toolproof
 from tests.temporal_support import temporal_server
 from toolproof.approvals import approve, list_requests
-from toolproof.contract.envelope import Envelope
+from toolproof.contract._envelope import Envelope
 from toolproof.stores import open_store
 
 pytestmark = pytest.mark.e2e

@@ -11,9 +11,9 @@ from pathlib import Path
 import pytest
 
 from tests._data import corpus
-from toolproof.evals import bfcl
-from toolproof.evals.reference import agreement, load_reference_checker
-from toolproof.evals.scoring import ToolCall
+from toolproof.evals import _bfcl as bfcl
+from toolproof.evals._reference import agreement, load_reference_checker
+from toolproof.evals._scoring import ToolCall
 
 # Ground truths BFCL's own checker rejects too (defects in the published answers; docs/evals.md explains each).
 KNOWN_BAD_GROUND_TRUTHS = {

@@ -8,9 +8,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from toolproof.evals.cases import CaseFileError, check_against_toolset, load_cases, parse_case_set
-from toolproof.evals.scoring import Absent, AnyValue, Approx, Options
-from toolproof.evals.selection import tool_specs
+from toolproof.evals._cases import CaseFileError, check_against_toolset, load_cases, parse_case_set
+from toolproof.evals._scoring import Absent, AnyValue, Approx, Options
+from toolproof.evals._selection import tool_specs
 from toolproof.examples.wholesaler.cases import SELECTION_CASES, new_toolset, old_toolset
 
 

@@ -14,7 +14,7 @@ import pytest
 
 from tests._data import REPO_ROOT
 from toolproof.evals import ModelError, ModelReply, ModelRequest, ScriptedModel, load_cases, run_selection
-from toolproof.evals.model_errors import TooManyModelErrors
+from toolproof.evals._model_errors import TooManyModelErrors
 from toolproof.examples.wholesaler.cases import HERE, new_toolset
 
 CASES = str(HERE / "selection.yaml")

@@ -18,7 +18,7 @@ from typer.testing import CliRunner
 
 from toolproof.cli import app
 from toolproof.evals import ModelError, ModelRequest, OpenAIModel, RecordingModel, ReplayModel
-from toolproof.evals.models import complete_all, default_model_retry
+from toolproof.evals._models import complete_all, default_model_retry
 
 INT_PARAM = {"type": "object", "properties": {"n": {"type": "integer"}}}
 CROP_PARAM = {"type": "object", "properties": {"crop": {"type": "string"}}}
@@ -199,7 +199,7 @@ def test_cli_selection_against_the_local_endpoint_records_for_replay(server: tup
 def test_recovery_loop_over_http_keeps_working_across_steps(server: tuple[str, _Server]) -> None:
     from toolproof import NeedsClarification, RateLimited
     from toolproof.evals import run_recovery
-    from toolproof.evals.recovery import SeededFailure
+    from toolproof.evals._recovery import SeededFailure
     from toolproof.examples.wholesaler.cases import new_toolset
 
     url, state = server

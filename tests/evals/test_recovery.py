@@ -7,7 +7,7 @@ import json
 
 from toolproof import Envelope, ErrorClass, NextAction, PartialExecution
 from toolproof.evals import ModelReply, ModelRequest, ReplayModel, ScriptedModel, ToolCall, classify_step, run_recovery
-from toolproof.evals.recovery import SeededFailure, coverage, render_error
+from toolproof.evals._recovery import SeededFailure, coverage, render_error
 from toolproof.examples.wholesaler.cases import RECORDED_RECOVERY, new_toolset, old_toolset
 from toolproof.examples.wholesaler.cases.library import FAILURES
 

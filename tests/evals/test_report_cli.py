@@ -9,7 +9,7 @@ from pathlib import Path
 from typer.testing import CliRunner
 
 from toolproof.cli import app
-from toolproof.evals.report import bar_chart, compare, matrix_chart, read_json, render_html
+from toolproof.evals._report import bar_chart, compare, matrix_chart, read_json, render_html
 from toolproof.examples.wholesaler.cases import HERE
 
 RUNNER = CliRunner()

@@ -6,7 +6,7 @@ import io
 
 from rich.console import Console
 
-from toolproof.evals.report import print_schema
+from toolproof.evals._report import print_schema
 
 
 def test_schema_table_keeps_brackets_in_fields_and_diagnosis() -> None:

@@ -7,7 +7,7 @@ from typing import Any
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from toolproof.evals.scoring import (
+from toolproof.evals._scoring import (
     Absent,
     AnyValue,
     Approx,

@@ -10,8 +10,8 @@ from __future__ import annotations
 import hashlib
 import pickle
 
-from toolproof.evals import bfcl
-from toolproof.evals.scoring import ExpectedCall, Options, ToolCall, check_call
+from toolproof.evals import _bfcl as bfcl
+from toolproof.evals._scoring import ExpectedCall, Options, ToolCall, check_call
 
 PINNED = {
     "simple_python": (2606, 560, "33e5912baad856ed"),

@@ -4,7 +4,7 @@ see src/toolproof/examples/wholesaler/cases/author_recordings.py), and with a sc
 from __future__ import annotations
 
 from toolproof.evals import ModelReply, ModelRequest, ReplayModel, ScriptedModel, ToolCall, load_cases, run_selection
-from toolproof.evals.schema import check_calls
+from toolproof.evals._schema import check_calls
 from toolproof.examples.wholesaler.cases import RECORDED, SELECTION_CASES, new_toolset, old_toolset
 
 
@@ -76,7 +76,7 @@ def test_scripted_model_sees_the_prompt_with_today_and_the_strict_tools() -> Non
 def test_a_missing_recording_is_a_model_error_not_a_crash(tmp_path) -> None:  # type: ignore[no-untyped-def]
     import pytest
 
-    from toolproof.evals.model_errors import TooManyModelErrors
+    from toolproof.evals._model_errors import TooManyModelErrors
 
     empty = tmp_path / "empty.jsonl"
     empty.write_text('{"_meta": {"source": "test"}}\n')

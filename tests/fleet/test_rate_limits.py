@@ -6,7 +6,7 @@ from __future__ import annotations
 import time
 
 from toolproof.fleet import open_shared_state
-from toolproof.mcp.limits import Limiter, LimitRule
+from toolproof.mcp._limits import Limiter, LimitRule
 
 
 def test_two_gateways_share_one_bucket(shared_url: str) -> None:

@@ -28,11 +28,11 @@ import toolproof
 from tests._data import REPO_ROOT
 from tests.pg_support import drop_schema, postgres_server, unique_schema, with_schema
 from toolproof import CallContext, Runner, Tool, Toolset
-from toolproof.contract.envelope import envelope_schema
-from toolproof.contract.untrusted import findings
+from toolproof.contract._envelope import envelope_schema
+from toolproof.contract._untrusted import findings
 from toolproof.inbox import create_app
-from toolproof.mcp.auth import HostCheck, host_names
-from toolproof.mcp.listing import MAX_DESCRIPTION, MAX_SCHEMA_TEXT, MAX_TITLE, clean_listing
+from toolproof.mcp._auth import HostCheck, host_names
+from toolproof.mcp._listing import MAX_DESCRIPTION, MAX_SCHEMA_TEXT, MAX_TITLE, clean_listing
 from toolproof.stores import MemoryStore, SqliteStore, Store, open_store
 
 VALIDATOR = jsonschema_rs.validator_for(envelope_schema())

@@ -10,8 +10,8 @@ from dataclasses import dataclass, field
 from typing import Final
 
 from toolproof.stores import Store, open_store
-from toolproof.stores.approval import ApprovalRequest
-from toolproof.stores.records import AuditRecord, StopRecord
+from toolproof.stores._approval import ApprovalRequest
+from toolproof.stores._records import AuditRecord, StopRecord
 
 TOOLS: Final = ("Weather", "get_price", "place_order", "pay", "send_email", "lookup_customer", "refund", "ship")
 WRITES: Final = frozenset({"place_order", "pay", "send_email", "refund", "ship"})

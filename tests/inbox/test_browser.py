@@ -17,7 +17,7 @@ from tests.inbox.conftest import SHOTS, free_port, serve
 from tests.pipeline.test_verify import ORDER as VERIFY_ORDER
 from tests.pipeline.test_verify import Shop as VerifyShop
 from tests.pipeline.test_verify import toolset as verify_toolset
-from toolproof.contract.errors import ToolTimeout
+from toolproof.contract._errors import ToolTimeout
 from toolproof.examples.wholesaler import Shop
 
 pytestmark = pytest.mark.e2e

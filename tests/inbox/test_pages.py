@@ -16,10 +16,10 @@ from tests.approvals._tools import payments
 from tests.inbox._fill import ALIKE_STOPS, DECIDED, PENDING, STEP_S, Filled, fill_store, record
 from tests.inbox.test_security import sign_in
 from toolproof.inbox import create_app
-from toolproof.inbox.security import Signer
+from toolproof.inbox._security import Signer
 from toolproof.stores import MemoryStore, SqliteStore, Store
-from toolproof.stores.approval import ApprovalRequest
-from toolproof.stores.query import AuditQuery
+from toolproof.stores._approval import ApprovalRequest
+from toolproof.stores._query import AuditQuery
 
 RECORDS = 1_000
 

@@ -18,9 +18,9 @@ from tests.inbox.test_security import csrf_of, sign_in
 from tests.pipeline.test_verify import ORDER, Shop, toolset
 from toolproof import CallContext, Runner, Toolset
 from toolproof.inbox import create_app
-from toolproof.inbox.app import PAGE
+from toolproof.inbox._app import PAGE
 from toolproof.stores import MemoryStore, Store
-from toolproof.stores.intent import Intent
+from toolproof.stores._intent import Intent
 
 
 @pytest.fixture

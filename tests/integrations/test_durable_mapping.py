@@ -10,8 +10,8 @@ from datetime import timedelta
 import pytest
 from temporalio.exceptions import ActivityError, ApplicationError, RetryState
 
-from toolproof.contract.envelope import Envelope, ErrorInfo, Meta
-from toolproof.contract.errors import CLASS_SPECS, ERROR_TYPES, ErrorClass
+from toolproof.contract._envelope import Envelope, ErrorInfo, Meta
+from toolproof.contract._errors import CLASS_SPECS, ERROR_TYPES, ErrorClass
 from toolproof.integrations.dbos import step_context
 from toolproof.integrations.temporal import (
     IN_FLIGHT_TYPE,
@@ -63,7 +63,7 @@ def test_a_write_another_attempt_holds_is_retried_and_outcome_unknown_never() ->
 
 
 def test_an_approval_to_wait_for_is_returned_for_the_workflow_to_wait() -> None:
-    from toolproof.contract.approval import ApprovalRequired
+    from toolproof.contract._approval import ApprovalRequired
 
     env = Envelope.failure(ApprovalRequired("wait"), Meta("refund", "c-2", extra={"approval_id": "apr_1"}))
     assert outcome(env)["meta"]["approval_id"] == "apr_1"

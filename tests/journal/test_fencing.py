@@ -98,8 +98,8 @@ def test_a_taken_over_workers_late_settle_is_refused_and_the_owners_result_stays
 
 
 def test_a_takeover_token_exceeds_the_holders_even_when_its_clock_is_behind(tmp_path: Path) -> None:
-    from toolproof.journal.journal import Journal
-    from toolproof.journal.keys import key_parts_for
+    from toolproof.journal._journal import Journal
+    from toolproof.journal._keys import key_parts_for
 
     (tool,) = tools(FencedShop(tmp_path / "shop.db"))
     store = SqliteStore(tmp_path / "j.db")

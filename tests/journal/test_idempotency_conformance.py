@@ -17,9 +17,9 @@ import pytest
 
 import toolproof
 from tests._data import corpus
-from toolproof.contract.envelope import to_problem
+from toolproof.contract._envelope import to_problem
 from toolproof.examples.wholesaler import Shop, build_toolset
-from toolproof.journal.journal import DEFAULT_RETENTION_S, Journal
+from toolproof.journal._journal import DEFAULT_RETENTION_S, Journal
 
 SPECS = corpus("reliability_specs")
 IETF = json.loads((SPECS / "ietf_idempotency_key_rules.json").read_text())

@@ -20,7 +20,7 @@ from hypothesis import strategies as st
 
 import toolproof
 from toolproof.examples.wholesaler import Shop, build_toolset
-from toolproof.journal.journal import Journal
+from toolproof.journal._journal import Journal
 from toolproof.stores import MemoryStore, SqliteStore, Store
 
 ORDER = {"crop": "groundnut", "quantity_kg": 40, "delivery_date": "2026-10-23"}
@@ -239,7 +239,7 @@ def test_secrets_are_redacted_in_the_journal(jr: toolproof.Runner, store: Store,
 def test_dead_worker_intent_becomes_unknown_and_is_never_redispatched(
     jr: toolproof.Runner, store: Store, invoices: Invoices, buyer: Any
 ) -> None:
-    from toolproof.journal.keys import key_parts_for
+    from toolproof.journal._keys import key_parts_for
 
     tool = jr.toolset.get("send_invoice")
     args = {"amount_rs": 42}
@@ -254,7 +254,7 @@ def test_dead_worker_intent_becomes_unknown_and_is_never_redispatched(
 
 
 def test_in_flight_wait_bound_then_conflict(jr: toolproof.Runner, store: Store, buyer: Any) -> None:
-    from toolproof.journal.keys import key_parts_for
+    from toolproof.journal._keys import key_parts_for
 
     tool = jr.toolset.get("send_invoice")
     args = {"amount_rs": 5}
@@ -308,7 +308,7 @@ def test_prune_keeps_unknown_and_recent(store: Store) -> None:
     now = [1_000_000.0]
     journal = Journal(store, now=lambda: now[0])
     tool = toolproof.Toolset(invoice_tools(Invoices(Path(":memory:")))).get("send_invoice")
-    from toolproof.journal.keys import key_parts_for
+    from toolproof.journal._keys import key_parts_for
 
     for i, status in enumerate(["done", "failed", "unknown"]):
         ctx = toolproof.CallContext(conversation_id=f"c{i}")
@@ -370,7 +370,7 @@ def test_extreme_but_valid_values_get_stable_keys(value: Any, buyer: Any) -> Non
 
 
 def _dead_claim(store: Store, jr: toolproof.Runner, args: dict[str, Any], buyer: Any, owner: str) -> str:
-    from toolproof.journal.keys import key_parts_for
+    from toolproof.journal._keys import key_parts_for
 
     tool = jr.toolset.get("send_invoice")
     parts = key_parts_for(tool, args, buyer)
@@ -422,7 +422,7 @@ async def test_the_async_path_writes_the_dead_workers_stop_too(
 def test_a_slow_worker_that_settles_after_its_lease_resolves_the_stop(buyer: Any, tmp_path: Path) -> None:
     """The worker was slow, not dead: it settles between the observer's stop record and its UPDATE. The record
     is resolved with what happened rather than left claiming an unknown outcome."""
-    from toolproof.journal.keys import key_parts_for
+    from toolproof.journal._keys import key_parts_for
 
     class SlowWorkerStore(SqliteStore):
         """A real SQLite store in which the slow worker's settlement lands right after the stop record."""
@@ -456,8 +456,8 @@ def test_settling_a_success_keeps_every_meta_field_and_adds_the_key() -> None:
     """`settle` builds the keyed envelope field by field (no `dataclasses.replace`): nothing may be lost."""
     from dataclasses import fields
 
-    from toolproof.journal.journal import settle
-    from toolproof.stores.intent import Intent
+    from toolproof.journal._journal import settle
+    from toolproof.stores._intent import Intent
 
     assert [f.name for f in fields(toolproof.Meta)] == [
         "tool", "call_id", "schema_version", "attempts", "idempotency_key", "replayed", "extra"]

@@ -10,8 +10,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import toolproof
-from toolproof.contract.canonical import canonical_json
-from toolproof.journal.keys import KEY_PREFIX, idempotency_key, key_parts
+from toolproof.contract._canonical import canonical_json
+from toolproof.journal._keys import KEY_PREFIX, idempotency_key, key_parts
 
 CTX = toolproof.CallContext(conversation_id="chat-8812", principal="B-17")
 ORDER = {"crop": "groundnut", "quantity_kg": 40, "delivery_date": "2026-10-23"}
@@ -83,7 +83,7 @@ def test_arguments_must_be_an_object() -> None:
 
 
 def test_defaults_applied_before_keying(runner: toolproof.Runner) -> None:
-    from toolproof.journal.keys import key_parts_for
+    from toolproof.journal._keys import key_parts_for
 
     tool = runner.toolset.get("place_order")
     assert key_parts_for(tool, ORDER, CTX) == key_parts_for(tool, {**ORDER, "grade": "A"}, CTX)

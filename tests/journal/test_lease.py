@@ -20,8 +20,8 @@ import pytest
 
 from tests.pipeline.test_verify import ORDER, Shop, toolset
 from toolproof import CallContext, Runner
-from toolproof.journal.journal import HEARTBEAT_LEASE_S, Journal
-from toolproof.journal.lease import LeaseKeeper
+from toolproof.journal._journal import HEARTBEAT_LEASE_S, Journal
+from toolproof.journal._lease import LeaseKeeper
 from toolproof.stores import SqliteStore
 
 LEASE_S = 0.6

@@ -20,8 +20,8 @@ import pytest
 import toolproof
 from tests.pg_support import schema_url
 from toolproof import CallContext, Runner, Toolset
-from toolproof.contract.errors import TransientUpstream
-from toolproof.contract.redaction import REDACTED
+from toolproof.contract._errors import TransientUpstream
+from toolproof.contract._redaction import REDACTED
 from toolproof.orchestration.policy import RetryPolicy
 from toolproof.stores import PostgresStore, SqliteStore, Store
 

@@ -11,7 +11,7 @@ import jsonschema_rs
 import pytest
 
 import toolproof
-from toolproof.contract.envelope import envelope_schema
+from toolproof.contract._envelope import envelope_schema
 
 
 def test_a_replay_carries_the_original_call_and_its_time(tmp_path: Path) -> None:

@@ -15,8 +15,8 @@ from functools import cache
 
 from tests._data import CORPORA
 from toolproof.lint import LintConfig, load_file
-from toolproof.lint.model import ToolDef
-from toolproof.lint.rules.toolset import embedding_pairs
+from toolproof.lint._model import ToolDef
+from toolproof.lint._rules._toolset import embedding_pairs
 from toolproof.retrieval.static import StaticEncoder
 
 from . import stabletoolbench_toolsets, tooluniverse_toolsets

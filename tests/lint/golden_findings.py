@@ -22,7 +22,7 @@ from typing import Any
 
 from tests._data import CORPORA, DATA, REPO_ROOT
 from toolproof.lint import Finding, LintConfig, from_definitions, from_toolset, lint_tooldefs, load_file
-from toolproof.lint.model import ToolDef
+from toolproof.lint._model import ToolDef
 
 from . import stabletoolbench_toolsets, tooluniverse_toolsets
 from .conftest import corpus_files

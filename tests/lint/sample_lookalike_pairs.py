@@ -24,8 +24,8 @@ from tests._data import corpus
 from tests.lint import tooluniverse_toolsets
 from tests.lint.conftest import LABELS
 from toolproof.lint import load_file
-from toolproof.lint.model import ToolDef
-from toolproof.retrieval.embeddings import MiniLMEncoder
+from toolproof.lint._model import ToolDef
+from toolproof.retrieval._embeddings import MiniLMEncoder
 
 SEED = 5
 ROUND = "held-out-5-lookalike"  # the round this sample became; it and later rounds must not change the draw

@@ -14,7 +14,7 @@ from typing import Any
 
 from tests._data import corpus
 from toolproof.lint import Finding, LintConfig, lint_tooldefs
-from toolproof.lint.model import ToolDef
+from toolproof.lint._model import ToolDef
 
 SOURCE = "retrieval/stabletoolbench_corpus.jsonl"
 

@@ -12,7 +12,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from tests._data import REPO_ROOT, corpus
-from toolproof.contract.errors import DefinitionError
+from toolproof.contract._errors import DefinitionError
 from toolproof.examples.wholesaler import toolset as new_toolset
 from toolproof.examples.wholesaler.old_tools import old_toolset
 from toolproof.lint import (

@@ -25,7 +25,7 @@ from toolproof.lint import (
     load_mcp_command,
     relisted,
 )
-from toolproof.lint.rules.components import missing_components
+from toolproof.lint._rules._components import missing_components
 
 ENV = {"PYTHONPATH": f"{REPO_ROOT / 'src'}:{REPO_ROOT}", "PATH": "/usr/bin:/bin"}
 ORDER = LintConfig(select=("TP406",))

@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 
 from toolproof.examples.wholesaler.old_tools import old_toolset
 from toolproof.lint import LintConfig, from_definitions, lint, lint_tooldefs
-from toolproof.lint.rules.overlap import Descriptions, candidate_pairs
+from toolproof.lint._rules._overlap import Descriptions, candidate_pairs
 
 SELECT = LintConfig(select=("TP402", "TP405"))
 

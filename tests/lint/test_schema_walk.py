@@ -6,7 +6,7 @@ from typing import Any
 
 import pytest
 
-from toolproof.lint.schema_walk import walk
+from toolproof.lint._schema_walk import walk
 
 LEAF: dict[str, Any] = {"type": "string", "description": "a leaf"}
 

@@ -11,8 +11,11 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from toolproof.lint.rules import descriptions, effects, overlap, params
-from toolproof.lint.text import folded
+from toolproof.lint._rules import _descriptions as descriptions
+from toolproof.lint._rules import _effects as effects
+from toolproof.lint._rules import _overlap as overlap
+from toolproof.lint._rules import _params as params
+from toolproof.lint._text import folded
 
 PATTERNS = [
     descriptions.WHEN, descriptions.WHEN_NOT, descriptions._RETURNS,

@@ -15,7 +15,7 @@ from mcp.client.client import Client
 from tests.mcp_servers.harness import PY, REPO_ROOT, child_env
 from toolproof import Envelope
 from toolproof.mcp import Gateway, GatewayConfig, Upstream
-from toolproof.mcp.caps import ResponseCaps
+from toolproof.mcp._caps import ResponseCaps
 from toolproof.stores import MemoryStore
 
 pytestmark = pytest.mark.timeout(120)
@@ -99,7 +99,7 @@ async def test_a_huge_request_is_refused_before_it_reaches_the_upstream(tmp_path
 
 
 def test_caps_below_the_notice_room_are_refused() -> None:
-    from toolproof.mcp.config import ConfigError, config_from_dict
+    from toolproof.mcp._config import ConfigError, config_from_dict
 
     up = {"command": "python -m x"}
     with pytest.raises(ConfigError, match=r"\[caps\] max_response_chars must be an integer of at least 1600"):
@@ -116,7 +116,7 @@ def _compact_size(value: object) -> int:
 
 
 def test_the_json_bound_is_never_under_the_encoded_size() -> None:
-    from toolproof.mcp.caps import json_bound
+    from toolproof.mcp._caps import json_bound
 
     worst = "\x00\"\\é😀\ud800\u2028\n"  # escaped (6 bytes), escaped (2), 2-4 bytes raw, a lone surrogate
     values: list[object] = [
@@ -132,7 +132,7 @@ def test_the_json_bound_is_never_under_the_encoded_size() -> None:
 
 
 def test_a_request_of_escaped_characters_is_measured_as_encoded() -> None:
-    from toolproof.mcp.caps import request_size
+    from toolproof.mcp._caps import request_size
 
     # 200,000 control characters are 1,200,002 bytes of JSON (each one `\u0000`): over a 1 MB limit.
     size = request_size({"text": "\x00" * 200_000}, 1_000_000)

@@ -9,7 +9,7 @@ import pytest
 
 from tests.mcp_servers.harness import http_server
 from toolproof.mcp import Gateway, GatewayConfig, LimitRule, ResponseCaps, Upstream
-from toolproof.mcp.reload import restart_only
+from toolproof.mcp._reload import restart_only
 from toolproof.stores import MemoryStore
 
 pytestmark = pytest.mark.timeout(120)

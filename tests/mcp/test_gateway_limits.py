@@ -7,8 +7,8 @@ from typing import Any
 
 import pytest
 
-from toolproof.mcp.config import ConfigError, config_from_dict
-from toolproof.mcp.limits import Limiter, LimitRule, LimitsError, unmatched_tools
+from toolproof.mcp._config import ConfigError, config_from_dict
+from toolproof.mcp._limits import Limiter, LimitRule, LimitsError, unmatched_tools
 
 UP = {"a": {"command": "python -m a"}, "b": {"command": "python -m b"}}
 

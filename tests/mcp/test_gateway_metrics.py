@@ -64,7 +64,7 @@ async def test_a_scripted_session_is_counted_as_it_happened() -> None:
 
 
 def test_two_gateways_never_share_counts() -> None:
-    from toolproof.mcp.metrics import GatewayMetrics
+    from toolproof.mcp._metrics import GatewayMetrics
 
     a, b = GatewayMetrics(), GatewayMetrics()
     a.observe("u", "t", Envelope.success(1, __import__("toolproof").Meta("t", "c1")), 0.01)
@@ -76,8 +76,8 @@ def test_two_gateways_never_share_counts() -> None:
 
 def test_error_codes_are_bounded() -> None:
     from toolproof import ErrorInfo, Meta
-    from toolproof.contract.errors import InternalError
-    from toolproof.mcp.metrics import MAX_CODES, GatewayMetrics
+    from toolproof.contract._errors import InternalError
+    from toolproof.mcp._metrics import MAX_CODES, GatewayMetrics
 
     metrics = GatewayMetrics()
     for n in range(MAX_CODES + 50):

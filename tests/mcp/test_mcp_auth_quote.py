@@ -10,10 +10,10 @@ import pytest
 from mcp.server.auth.middleware.bearer_auth import AuthenticatedUser
 
 from toolproof import CallContext
-from toolproof.contract.errors import PermissionDenied
+from toolproof.contract._errors import PermissionDenied
 from toolproof.mcp import TokenTable
-from toolproof.mcp.auth import IdentityBinding, is_loopback
-from toolproof.mcp.quote import MAX_QUOTE, QUOTE_KEY, neutralise, quote
+from toolproof.mcp._auth import IdentityBinding, is_loopback
+from toolproof.mcp._quote import MAX_QUOTE, QUOTE_KEY, neutralise, quote
 
 TOKEN = "tok-alpha-0123456789abcdef"
 

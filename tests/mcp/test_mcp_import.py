@@ -12,7 +12,7 @@ import pytest
 
 from tests.mcp_servers.harness import dispatches, misbehaving
 from toolproof import CallContext, ErrorClass, Runner
-from toolproof.contract.envelope import ErrorInfo
+from toolproof.contract._envelope import ErrorInfo
 from toolproof.mcp import ToolOverride, import_tools
 
 pytestmark = [pytest.mark.timeout(60), pytest.mark.e2e]  # real upstream servers, in subprocesses
@@ -137,7 +137,7 @@ async def test_concurrent_calls_share_one_session(tmp_path: Path) -> None:
 
 
 async def test_an_upstream_that_cannot_start_is_a_clear_error(tmp_path: Path) -> None:
-    from toolproof.contract.errors import TransientUpstream
+    from toolproof.contract._errors import TransientUpstream
 
     with pytest.raises(TransientUpstream, match="could not be started"):
         await import_tools([str(tmp_path / "no-such-binary")], name="ghost")

@@ -13,9 +13,9 @@ from hypothesis import strategies as st
 from pydantic import BaseModel
 
 from toolproof import ErrorClass, Runner, Toolset
-from toolproof.catalog.toolset import mcp_definition
-from toolproof.contract.envelope import Envelope, Meta
-from toolproof.contract.errors import NotFound, ToolError
+from toolproof.catalog._toolset import mcp_definition
+from toolproof.contract._envelope import Envelope, Meta
+from toolproof.contract._errors import NotFound, ToolError
 from toolproof.mcp import (
     ConfigError,
     ErrorMapping,
@@ -32,8 +32,8 @@ from toolproof.mcp import (
     parse_upstream_spec,
     tool_result,
 )
-from toolproof.mcp.naming import Origin, sanitize
-from toolproof.mcp.results import interpret, unwrap_output_schema
+from toolproof.mcp._naming import Origin, sanitize
+from toolproof.mcp._results import interpret, unwrap_output_schema
 
 NAME = re.compile(r"^[a-zA-Z0-9_-]{1,64}$")
 
@@ -236,7 +236,7 @@ def test_served_output_schemas_resolve_nested_defs_and_unwrap_back() -> None:
     import jsonschema
 
     from toolproof import tool
-    from toolproof.mcp.server import output_schema
+    from toolproof.mcp._server import output_schema
 
     @tool(effect="read")
     def tree(depth: int) -> Node:
@@ -366,7 +366,7 @@ def test_an_envelope_in_text_with_escaped_keys_is_still_read() -> None:
 
 
 def test_the_served_output_schema_has_the_envelope_parts_in_place() -> None:
-    from toolproof.mcp.server import output_schema
+    from toolproof.mcp._server import output_schema
 
     schema = output_schema({"type": "object", "properties": {"a": {"type": "string"}}})
     assert "$ref" not in json.dumps(schema) and "$defs" not in schema  # a client resolves no reference per result

@@ -16,7 +16,7 @@ from mcp.server.lowlevel.server import Server
 
 from tests.mcp_servers import serve_stdio
 from tests.mcp_servers.orders import TOOLS
-from toolproof.mcp.server import META_CONVERSATION_ID, META_PRINCIPAL, OPERATIONS_EXTENSION
+from toolproof.mcp._server import META_CONVERSATION_ID, META_PRINCIPAL, OPERATIONS_EXTENSION
 
 
 def build() -> Server[Any]:

@@ -9,7 +9,7 @@ from typing import Any
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from toolproof.contract.canonical import canonical_json
+from toolproof.contract._canonical import canonical_json
 from toolproof.orchestration.guard import call_key
 
 _scalars = st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False, allow_infinity=False) | st.text()

@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 
 from toolproof import ErrorInfo
-from toolproof.contract.errors import ErrorClass, NextAction
+from toolproof.contract._errors import ErrorClass, NextAction
 from toolproof.orchestration.guard import LoopGuard
 
 
@@ -173,7 +173,7 @@ def test_the_guard_keeps_a_digest_of_failing_arguments_not_their_text() -> None:
     import tracemalloc
 
     from toolproof import CallContext, Runner, Tool, Toolset
-    from toolproof.contract.errors import NotFound
+    from toolproof.contract._errors import NotFound
 
     def missing(args: dict[str, Any], ctx: CallContext) -> Any:
         raise NotFound("No such item.", code="NO_ITEM")

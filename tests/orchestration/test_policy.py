@@ -11,8 +11,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from tests._data import corpus
-from toolproof.contract.classify import classify_http
-from toolproof.contract.errors import CLASS_SPECS, ErrorClass
+from toolproof.contract._classify import classify_http
+from toolproof.contract._errors import CLASS_SPECS, ErrorClass
 from toolproof.orchestration.policy import (
     RetryPolicy,
     RetryTokenBucket,

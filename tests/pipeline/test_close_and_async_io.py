@@ -18,9 +18,9 @@ from typing import Any
 import pytest
 
 from toolproof import CallContext, Runner, Tool, Toolset
-from toolproof.contract.envelope import Envelope, ErrorInfo, Meta
-from toolproof.contract.errors import AuthFailed, TransientUpstream
-from toolproof.journal.keys import key_parts_for
+from toolproof.contract._envelope import Envelope, ErrorInfo, Meta
+from toolproof.contract._errors import AuthFailed, TransientUpstream
+from toolproof.journal._keys import key_parts_for
 from toolproof.stores import SqliteStore
 
 SCHEMA = {"type": "object", "properties": {"q": {"type": "string"}}, "additionalProperties": False}

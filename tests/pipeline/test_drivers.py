@@ -14,10 +14,10 @@ from typing import Any
 import pytest
 
 from toolproof import CallContext, Runner, Toolset, TransientUpstream, tool
-from toolproof.contract.envelope import Envelope
+from toolproof.contract._envelope import Envelope
 from toolproof.orchestration.breaker import BreakerConfig
 from toolproof.pipeline import STAGES, CallState, Env, Stage, Step
-from toolproof.pipeline.effects import Clock
+from toolproof.pipeline._effects import Clock
 
 
 def _passes(env: Env, s: CallState) -> Step:

@@ -21,8 +21,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import toolproof
-from toolproof.contract.envelope import Envelope, envelope_schema
-from toolproof.contract.errors import ERROR_TYPES, PartialExecution, ToolError
+from toolproof.contract._envelope import Envelope, envelope_schema
+from toolproof.contract._errors import ERROR_TYPES, PartialExecution, ToolError
 from toolproof.stores import SqliteStore
 
 VALIDATOR = jsonschema_rs.validator_for(envelope_schema())

@@ -17,7 +17,7 @@ from hypothesis import strategies as st
 
 import toolproof
 from toolproof import CallContext, Runner, Tool, Toolset
-from toolproof.contract.errors import (
+from toolproof.contract._errors import (
     AuthFailed,
     Conflict,
     InternalError,
@@ -28,7 +28,7 @@ from toolproof.contract.errors import (
 from toolproof.orchestration.breaker import BreakerConfig, BreakerState
 from toolproof.orchestration.guard import LoopGuard
 from toolproof.orchestration.policy import RetryPolicy, RetryTokenBucket, RunBudget
-from toolproof.pipeline.runner import Clock
+from toolproof.pipeline._runner import Clock
 from toolproof.stores import MemoryStore
 
 SCHEMA = {"type": "object", "properties": {"q": {"type": "string"}}, "additionalProperties": False}

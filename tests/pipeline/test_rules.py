@@ -7,12 +7,12 @@ from typing import Any
 import pytest
 
 from toolproof import CallContext, Runner, Tool, Toolset
-from toolproof.contract.classify import UNKNOWN_HINT, classify_exception
-from toolproof.contract.envelope import Envelope, ErrorInfo, Meta
-from toolproof.contract.errors import ToolTimeout, TransientUpstream
-from toolproof.journal.journal import settle
+from toolproof.contract._classify import UNKNOWN_HINT, classify_exception
+from toolproof.contract._envelope import Envelope, ErrorInfo, Meta
+from toolproof.contract._errors import ToolTimeout, TransientUpstream
+from toolproof.journal._journal import settle
 from toolproof.orchestration.policy import RetryPolicy, RetryTokenBucket
-from toolproof.pipeline.effects import Clock
+from toolproof.pipeline._effects import Clock
 
 SCHEMA = {"type": "object", "properties": {"q": {"type": "string"}}, "additionalProperties": False}
 NO_WAIT = Clock(lambda: 0.0, lambda s: None)

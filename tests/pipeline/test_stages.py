@@ -12,12 +12,12 @@ from typing import Any, ClassVar
 import pytest
 
 from toolproof import CallContext, Runner, Tool, Toolset
-from toolproof.contract.envelope import Envelope, Meta
-from toolproof.contract.errors import PermissionDenied
-from toolproof.pipeline import stages
-from toolproof.pipeline.effects import Clock, Io, Sleep, Steps
-from toolproof.pipeline.stages import STAGES, Stage
-from toolproof.pipeline.state import CallState
+from toolproof.contract._envelope import Envelope, Meta
+from toolproof.contract._errors import PermissionDenied
+from toolproof.pipeline import _stages as stages
+from toolproof.pipeline._effects import Clock, Io, Sleep, Steps
+from toolproof.pipeline._stages import STAGES, Stage
+from toolproof.pipeline._state import CallState
 
 SCHEMA = {"type": "object", "properties": {"q": {"type": "string"}}, "additionalProperties": False}
 

@@ -9,13 +9,13 @@ import numpy as np
 import pytest
 
 import toolproof
-from toolproof.catalog.turn import definition_of, search_tools_tool
-from toolproof.contract.errors import DefinitionError
+from toolproof.catalog._turn import definition_of, search_tools_tool
+from toolproof.contract._errors import DefinitionError
 from toolproof.retrieval import ToolEntry, ToolIndex
-from toolproof.retrieval.bm25 import BM25Retriever
-from toolproof.retrieval.embeddings import EmbeddingRetriever
-from toolproof.retrieval.hybrid import confidence, rrf
-from toolproof.retrieval.index import HYBRID_EMBEDDING_WEIGHT
+from toolproof.retrieval._bm25 import BM25Retriever
+from toolproof.retrieval._embeddings import EmbeddingRetriever
+from toolproof.retrieval._hybrid import confidence, rrf
+from toolproof.retrieval._index import HYBRID_EMBEDDING_WEIGHT
 
 from .test_retrieval_embeddings import tiny_model  # noqa: F401  (the tiny random BERT fixture)
 

@@ -11,8 +11,8 @@ import numpy as np
 import pytest
 
 from toolproof.retrieval import ToolEntry, ToolIndex
-from toolproof.retrieval.embeddings import EmbeddingRetriever, MiniLMEncoder, default_model_dir
-from toolproof.retrieval.hybrid import HybridRetriever, confidence, rrf
+from toolproof.retrieval._embeddings import EmbeddingRetriever, MiniLMEncoder, default_model_dir
+from toolproof.retrieval._hybrid import HybridRetriever, confidence, rrf
 
 DATA = Path(__file__).parent / "data"
 WORDS = ["weather", "forecast", "city", "file", "write", "read", "stock", "price", "alarm", "set", "##s", "the"]

@@ -9,8 +9,8 @@ import pytest
 from typer.testing import CliRunner
 
 from toolproof.cli import app
-from toolproof.retrieval.corpora import GoldQuery, base_id, build_pool, load_distractors, load_entries, load_queries
-from toolproof.retrieval.evaluate import evaluate_files, judge, summarize
+from toolproof.retrieval._corpora import GoldQuery, base_id, build_pool, load_distractors, load_entries, load_queries
+from toolproof.retrieval._evaluate import evaluate_files, judge, summarize
 
 RUNNER = CliRunner()
 

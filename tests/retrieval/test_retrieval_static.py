@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 
 from toolproof.retrieval import ToolEntry, ToolIndex
-from toolproof.retrieval.index import DEFAULT_STATIC_WEIGHT, RetrievalDegraded
+from toolproof.retrieval._index import DEFAULT_STATIC_WEIGHT, RetrievalDegraded
 from toolproof.retrieval.static import (
     ENV_VAR,
     STATIC_FLOOR,
@@ -56,8 +56,8 @@ def test_the_default_finds_a_paraphrase_bm25_cannot_see() -> None:
 
 
 def test_the_default_fuses_bm25_with_the_cosine_at_the_measured_weight(encoder: StaticEncoder) -> None:
-    from toolproof.retrieval.bm25 import BM25Retriever
-    from toolproof.retrieval.hybrid import confidence
+    from toolproof.retrieval._bm25 import BM25Retriever
+    from toolproof.retrieval._hybrid import confidence
 
     query = "translate a city name"
     index = ToolIndex(ENTRIES, group_weight=0, infer_prerequisites=False)
@@ -75,7 +75,7 @@ def test_the_default_fuses_bm25_with_the_cosine_at_the_measured_weight(encoder: 
 
 
 def test_the_gate_gives_the_cosine_its_full_weight_only_where_bm25_sees_nothing() -> None:
-    from toolproof.retrieval.hybrid import gated
+    from toolproof.retrieval._hybrid import gated
 
     cos = np.array([0.2, 0.9, 0.1], dtype=np.float32)
     nothing = np.zeros(3, dtype=np.float32)
@@ -91,7 +91,7 @@ def test_the_gate_gives_the_cosine_its_full_weight_only_where_bm25_sees_nothing(
 def test_the_default_ranks_no_worse_than_bm25_on_a_held_out_set(corpora: Path, name: str) -> None:
     # Neither set was used to choose the fusion or its weight (StableToolBench was). Before the gate, the
     # linear fusion lost API-Bank: .857 against BM25's .867 recall@5.
-    from toolproof.retrieval.evaluate import evaluate_files
+    from toolproof.retrieval._evaluate import evaluate_files
 
     r = corpora / "retrieval"
     queries = r / ("apibank_lv2_queries.jsonl" if name == "apibank" else "livemcpbench_queries.jsonl")

@@ -5,7 +5,7 @@ from __future__ import annotations
 from hypothesis import given
 from hypothesis import strategies as st
 
-from toolproof.retrieval.text import Tokenizer, split_identifier
+from toolproof.retrieval._text import Tokenizer, split_identifier
 
 
 def test_identifiers_split_at_case_and_separators() -> None:

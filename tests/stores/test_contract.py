@@ -10,8 +10,8 @@ from typing import Any
 import pytest
 
 from toolproof.stores import Store
-from toolproof.stores.intent import Intent
-from toolproof.stores.records import AuditRecord, StopRecord
+from toolproof.stores._intent import Intent
+from toolproof.stores._records import AuditRecord, StopRecord
 
 
 def _intent(key: str = "k1", op: str = "op1", **changes: Any) -> Intent:

@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 
 from toolproof.stores import Store
-from toolproof.stores.intent import INTENT_STATUSES, Intent, IntentStatus
+from toolproof.stores._intent import INTENT_STATUSES, Intent, IntentStatus
 
 #: Values a model or a tool can put into arguments and outcomes: quoting, SQL, Unicode edge cases, numbers at
 #: the limits of their types, deep and empty containers.

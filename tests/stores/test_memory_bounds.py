@@ -14,9 +14,9 @@ import pytest
 
 from tests.stores.test_intent import full_intent
 from toolproof import CallContext, Runner, Tool, Toolset
-from toolproof.contract.errors import PermissionDenied
+from toolproof.contract._errors import PermissionDenied
 from toolproof.stores import MemoryStore
-from toolproof.stores.records import StopRecord
+from toolproof.stores._records import StopRecord
 
 SCHEMA = {"type": "object", "properties": {"n": {"type": "integer"}, "note": {"type": "string"}},
           "required": ["n"], "additionalProperties": False}

@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import replace
 
 from toolproof.stores import Store
-from toolproof.stores.pins import Pin
+from toolproof.stores._pins import Pin
 
 
 def test_first_sight_wins_and_a_put_replaces(store: Store) -> None:

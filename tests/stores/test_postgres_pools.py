@@ -23,8 +23,8 @@ import toolproof
 from tests.pg_support import drop_schema, unique_schema, with_schema
 from toolproof import CallContext
 from toolproof.stores import PostgresStore
-from toolproof.stores.intent import Intent
-from toolproof.stores.postgres import POOLS
+from toolproof.stores._intent import Intent
+from toolproof.stores._postgres import POOLS
 
 
 def _toolset() -> toolproof.Toolset:
@@ -135,7 +135,7 @@ def test_connections_kept_between_statements_go_back_to_the_pool_after_their_loa
     """A store keeps its connections borrowed between statements (with no loan time left each statement hands
     its connection back and borrows again); a failed statement leaves a usable one; more threads than the pool
     holds connections all get one (none waits out the pool's timeout), and the count stays bounded."""
-    from toolproof.stores import postgres
+    from toolproof.stores import _postgres as postgres
 
     url, name = app
     monkeypatch.setattr(postgres, "LOAN_S", loan)
@@ -172,7 +172,7 @@ def test_connections_kept_between_statements_go_back_to_the_pool_after_their_loa
 def test_the_local_checkout_check_reads_the_transaction_status_psycopg_names_idle() -> None:
     from psycopg import pq
 
-    from toolproof.stores import postgres
+    from toolproof.stores import _postgres as postgres
 
     assert postgres._IDLE == pq.TransactionStatus.IDLE
 

@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 
 from toolproof.stores import Store
-from toolproof.stores.records import AuditRecord, StopRecord
+from toolproof.stores._records import AuditRecord, StopRecord
 
 from .test_intent import HOSTILE
 

@@ -18,7 +18,7 @@ from tests.pg_support import drop_schema, unique_schema, with_schema
 from tests.stores.test_postgres_pools import Relay, _toolset
 from toolproof import CallContext
 from toolproof.stores import SqliteStore, Store
-from toolproof.stores.records import StopRecord
+from toolproof.stores._records import StopRecord
 
 PASSWORD = "pw-7f3a9c1e55d2"  # the test server trusts local connections: a password is accepted, never used
 

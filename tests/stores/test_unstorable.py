@@ -13,10 +13,10 @@ import pytest
 import toolproof
 from tests.cli._run import toolproof_cli
 from tests.pg_support import drop_schema, unique_schema, with_schema
-from toolproof.audit.trail import AuditEntry, AuditWriter
+from toolproof.audit._trail import AuditEntry, AuditWriter
 from toolproof.stores import PostgresStore, SqliteStore, Store
-from toolproof.stores.intent import Intent
-from toolproof.stores.records import AuditRecord, StopRecord
+from toolproof.stores._intent import Intent
+from toolproof.stores._records import AuditRecord, StopRecord
 
 BAD = "chat\x00\ud800-1"
 SHOWN = "chat\ufffd\ufffd-1"

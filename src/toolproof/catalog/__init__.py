@@ -8,15 +8,15 @@ from __future__ import annotations
 
 from importlib import import_module
 
-from .toolset import Toolset
+from ._toolset import Toolset
 
 #: Each lazy name and its module, spelled out whole so a rename of the module finds it.
 _LAZY = {
-    "Route": "toolproof.catalog.route",
-    "Router": "toolproof.catalog.route",
-    "definition_of": "toolproof.catalog.turn",
-    "search_tools_tool": "toolproof.catalog.turn",
-    "tools_for_turn": "toolproof.catalog.turn",
+    "Route": "toolproof.catalog._route",
+    "Router": "toolproof.catalog._route",
+    "definition_of": "toolproof.catalog._turn",
+    "search_tools_tool": "toolproof.catalog._turn",
+    "tools_for_turn": "toolproof.catalog._turn",
 }
 
 

@@ -8,7 +8,7 @@ import sys
 from typing import Any
 
 from .._extras import missing_extra
-from ..catalog.toolset import Toolset
+from ..catalog._toolset import Toolset
 from ._options import fail
 
 

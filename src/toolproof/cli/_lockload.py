@@ -6,10 +6,10 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from ..catalog.toolset import Toolset
-from ..contract.errors import DefinitionError
-from ..lint.loaders import load_file, load_mcp_command, load_mcp_url, to_tooldefs
-from ..lint.model import ToolDef
+from ..catalog._toolset import Toolset
+from ..contract._errors import DefinitionError
+from ..lint._loaders import load_file, load_mcp_command, load_mcp_url, to_tooldefs
+from ..lint._model import ToolDef
 from ..versions import Lock, ToolEntry, is_lock, loads_lock, lock_tools, lock_toolset
 from ._load import load_object
 from ._options import missing_file

@@ -27,9 +27,9 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
-from ..contract.envelope import utc_timestamp
+from ..contract._envelope import utc_timestamp
 from ..stores import ENV_VAR, FILE_STORE, Store, StoreNotFound, open_store, store_url
-from ..stores.base import shown_url
+from ..stores._base import shown_url
 
 DEFAULT_LIMIT: Final = 50
 #: Off a terminal (CI logs, pipes) lines are as long as their content: nothing wraps, nothing is cut.

@@ -1,5 +1,5 @@
 """`toolproof gateway pins list|show|approve|import`: review the upstream tool definitions the gateway pinned, and the
-changes it holds back (registered under `gateway` by cli/gateway.py, the file of that group)."""
+changes it holds back (registered under `gateway` by cli/_gateway.py, the file of that group)."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ from typing import Annotated, Any
 import typer
 
 from ..stores import open_store
-from ..stores.pins import Pin
+from ..stores._pins import Pin
 from ._options import (
     JsonOpt,
     NoteOpt,
@@ -133,7 +133,7 @@ def import_cmd(
     import json
     import time
 
-    from ..contract.errors import DefinitionError
+    from ..contract._errors import DefinitionError
     from ..versions import loads_lock
 
     try:

@@ -1,10 +1,10 @@
 """Evals: tool choice and arguments (selection), the production validator (schema), error recovery per
 class (recovery), BFCL v4 through the same scorer (bfcl), reports and CI comparison (report)."""
 
-from .bfcl import AST_CATEGORIES, BfclEntry, BfclResult, load_category, score_entry, score_outputs
-from .cases import Case, CaseFileError, CaseSet, Expectation, load_cases, parse_case_set
-from .model_errors import TooManyModelErrors
-from .models import (
+from ._bfcl import AST_CATEGORIES, BfclEntry, BfclResult, load_category, score_entry, score_outputs
+from ._cases import Case, CaseFileError, CaseSet, Expectation, load_cases, parse_case_set
+from ._model_errors import TooManyModelErrors
+from ._models import (
     AnthropicModel,
     Model,
     ModelError,
@@ -17,10 +17,10 @@ from .models import (
     default_model_retry,
     load_model,
 )
-from .recovery import RecoveryReport, SeededFailure, classify_step, run_recovery
-from .report import compare, render_html, write_json
-from .schema import SchemaReport, check_calls
-from .scoring import (
+from ._recovery import RecoveryReport, SeededFailure, classify_step, run_recovery
+from ._report import compare, render_html, write_json
+from ._schema import SchemaReport, check_calls
+from ._scoring import (
     Absent,
     AnyValue,
     Approx,
@@ -33,7 +33,7 @@ from .scoring import (
     check_call,
     check_parallel,
 )
-from .selection import SelectionReport, run_selection, tool_specs
+from ._selection import SelectionReport, run_selection, tool_specs
 
 __all__ = [
     "AST_CATEGORIES",

@@ -14,7 +14,7 @@ from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 from .._extras import needs_extra
 from ..orchestration.breaker import Breaker, BreakerConfig, CircuitBreaker
 from ..orchestration.policy import RetryBucket, RetryTokenBucket
-from .state import Backend, Outage, SharedBreaker, SharedBucket, SharedRates
+from ._state import Backend, Outage, SharedBreaker, SharedBucket, SharedRates
 
 __all__ = ["SharedState", "open_shared_state"]
 
@@ -73,7 +73,7 @@ def open_shared_state(url: str | None = None, *, timeout_s: float | None = None,
     base, options = _split_options(url)
     if url.startswith(("redis://", "rediss://", "unix://")):
         try:
-            from .redis_backend import RedisBackend
+            from ._redis_backend import RedisBackend
         except ImportError as exc:  # a plain `pip install toolproof`: name the extra in one line
             raise needs_extra("shared_state='redis://...'", exc) from exc
 
@@ -81,7 +81,7 @@ def open_shared_state(url: str | None = None, *, timeout_s: float | None = None,
         return SharedState(backend, retry_s=retry_s)
     if url.startswith(("postgresql://", "postgres://")):
         try:
-            from .postgres_backend import PostgresBackend
+            from ._postgres_backend import PostgresBackend
         except ImportError as exc:
             raise needs_extra("shared_state='postgresql://...'", exc) from exc
 

@@ -6,8 +6,8 @@ import json
 from collections.abc import Callable, Mapping
 from typing import Any, TypeAlias
 
-from ..contract.context import CallContext
-from ..contract.envelope import Envelope
+from ..contract._context import CallContext
+from ..contract._envelope import Envelope
 
 #: The signed-in user of a call: a fixed id, or a function of the framework's context of the call.
 Principal: TypeAlias = str | Callable[[Any], str | None] | None

@@ -30,12 +30,12 @@ from typing import TYPE_CHECKING, Any
 
 from dbos import DBOS
 
-from ..contract.context import CallContext
-from ..contract.envelope import Envelope
-from ..contract.errors import ErrorClass
+from ..contract._context import CallContext
+from ..contract._envelope import Envelope
+from ..contract._errors import ErrorClass
 
 if TYPE_CHECKING:
-    from ..pipeline.runner import Runner
+    from ..pipeline._runner import Runner
 
 __all__ = ["conversation_of", "step_context", "tool_step"]
 

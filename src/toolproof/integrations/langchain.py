@@ -21,8 +21,8 @@ from langchain_core.messages import ToolMessage
 from langchain_core.runnables import RunnableConfig
 from langchain_core.tools import BaseTool
 
-from ..contract.envelope import Envelope
-from ..pipeline.runner import Runner
+from ..contract._envelope import Envelope
+from ..pipeline._runner import Runner
 from ._common import call_context, envelope_text, field_of
 
 #: The id of the tool call being run: `BaseTool.run` knows it, `_run` is not given it.

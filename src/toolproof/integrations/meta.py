@@ -1,6 +1,6 @@
 """The MCP `_meta` that tells `toolproof serve` who is asking: one documented key per id.
 
-`toolproof serve` reads these keys from every `tools/call` request (`toolproof.mcp.server.call_context`); the
+`toolproof serve` reads these keys from every `tools/call` request (`toolproof.mcp._server.call_context`); the
 model's arguments are never used for them. Send the conversation on every call: a client that opens a new
 session (so a new `toolproof serve` process over stdio) per call has no other way to say that a resend
 belongs to the same conversation.
@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..mcp.server import META_CONVERSATION_ID, META_OCCURRENCE, META_PRINCIPAL, META_RUN_ID
+from ..mcp._server import META_CONVERSATION_ID, META_OCCURRENCE, META_PRINCIPAL, META_RUN_ID
 
 
 def mcp_meta(

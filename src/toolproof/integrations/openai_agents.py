@@ -34,10 +34,10 @@ from agents.tool import FunctionToolCustomDataContext
 from agents.tool_context import ToolContext
 from agents.tracing import SpanError, get_current_span
 
-from ..catalog.toolset import openai_definition
-from ..contract.envelope import Envelope
-from ..contract.tool import Tool
-from ..pipeline.runner import Runner as ToolproofRunner
+from ..catalog._toolset import openai_definition
+from ..contract._envelope import Envelope
+from ..contract._tool import Tool
+from ..pipeline._runner import Runner as ToolproofRunner
 from ._common import Principal, call_context, envelope_text, field_of, resolve_principal
 
 __all__ = ["Runner", "conversation_of", "function_tools", "mcp_tool_meta_resolver"]

@@ -32,8 +32,8 @@ from pydantic_ai.durable_exec import conversation_id_from_run_id
 from pydantic_ai.exceptions import ToolFailed
 from pydantic_ai.toolsets import AbstractToolset, ToolsetTool
 
-from ..contract.envelope import Envelope
-from ..pipeline.runner import Runner
+from ..contract._envelope import Envelope
+from ..pipeline._runner import Runner
 from ._common import Principal, call_context, envelope_text, load_arguments, resolve_principal
 
 __all__ = ["MCP_TOOL_ERROR_BEHAVIOR", "MINT_WINDOW_MS", "ToolproofToolset", "mcp_process_tool_call",

@@ -24,8 +24,8 @@ from pydantic_ai.toolsets import ToolsetTool
 from temporalio import workflow
 from temporalio.common import RetryPolicy
 
-from ..contract.envelope import Envelope
-from ..pipeline.runner import Runner
+from ..contract._envelope import Envelope
+from ..pipeline._runner import Runner
 from ._common import Principal, resolve_principal
 from .pydantic_ai import _NOT_AN_OBJECT, ToolproofToolset, _answer
 from .temporal import RETRY_POLICY, call_tool

@@ -23,10 +23,10 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from ..contract.context import CallContext
-from ..contract.envelope import Envelope, Meta
-from ..contract.errors import InvalidArgument
-from ..pipeline.runner import Runner
+from ..contract._context import CallContext
+from ..contract._envelope import Envelope, Meta
+from ..contract._errors import InvalidArgument
+from ..pipeline._runner import Runner
 from ._common import envelope_text, field_of
 
 Format = Literal["chat", "responses", "anthropic"]

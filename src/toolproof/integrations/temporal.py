@@ -38,13 +38,13 @@ from temporalio import activity, workflow
 from temporalio.common import RetryPolicy
 from temporalio.exceptions import ActivityError, ApplicationError
 
-from ..contract.context import CallContext
-from ..contract.envelope import Envelope, Meta
-from ..contract.errors import CLASS_SPECS, ErrorClass, OutcomeUnknown
+from ..contract._context import CallContext
+from ..contract._envelope import Envelope, Meta
+from ..contract._errors import CLASS_SPECS, ErrorClass, OutcomeUnknown
 
 if TYPE_CHECKING:
-    from ..contract.tool import Tool
-    from ..pipeline.runner import Runner
+    from ..contract._tool import Tool
+    from ..pipeline._runner import Runner
 
 __all__ = ["APPROVAL_ACTIVITY", "IN_FLIGHT_TYPE", "NON_RETRYABLE_TYPES", "RETRY_POLICY", "ToolCall", "activities",
            "call_tool", "conversation_of", "envelope_of_failure", "failure_type", "outcome"]

@@ -3,7 +3,7 @@
 
 from __future__ import annotations
 
-from .journal import SETTLEMENTS, Claim, Journal, settle, settlement
-from .keys import KeyParts, key_parts_for
+from ._journal import SETTLEMENTS, Claim, Journal, settle, settlement
+from ._keys import KeyParts, key_parts_for
 
 __all__ = ["SETTLEMENTS", "Claim", "Journal", "KeyParts", "key_parts_for", "settle", "settlement"]

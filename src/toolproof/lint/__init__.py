@@ -4,10 +4,10 @@ are linted by one engine."""
 
 from __future__ import annotations
 
-from .config import DEFAULT_THRESHOLDS, LintConfig
-from .engine import active_rules, lint, lint_tooldefs, rule_by_key
-from .findings import SEVERITIES, Finding, Severity
-from .loaders import (
+from ._config import DEFAULT_THRESHOLDS, LintConfig
+from ._engine import active_rules, lint, lint_tooldefs, rule_by_key
+from ._findings import SEVERITIES, Finding, Severity
+from ._loaders import (
     from_definitions,
     from_toolset,
     load_file,
@@ -16,8 +16,8 @@ from .loaders import (
     load_target,
     relisted,
 )
-from .model import ToolDef
-from .rules import ALL_RULES, Rule
+from ._model import ToolDef
+from ._rules import ALL_RULES, Rule
 
 __all__ = [
     "ALL_RULES", "DEFAULT_THRESHOLDS", "SEVERITIES", "Finding", "LintConfig", "Rule", "Severity", "ToolDef",

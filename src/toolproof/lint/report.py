@@ -11,8 +11,8 @@ from rich.table import Table
 from rich.text import Text
 
 from .._version import __version__
-from .findings import Finding
-from .rules import ALL_RULES
+from ._findings import Finding
+from ._rules import ALL_RULES
 
 _STYLE: Final = {"error": "bold red", "warning": "yellow", "advice": "cyan"}
 _SARIF_LEVEL: Final = {"error": "error", "warning": "warning", "advice": "note"}

@@ -10,10 +10,10 @@ try:
 except ImportError as exc:  # pragma: no cover - depends on the installed extras
     raise ImportError("toolproof.mcp needs the MCP SDK: pip install 'toolproof[mcp]'") from exc
 
-from .auth import HttpAuth, InsecureBind, IntrospectionVerifier, TokenTable, check_bind
-from .caps import ResponseCaps
-from .client import ImportedToolset, build_tool, close_open_schema, import_tools
-from .config import (
+from ._auth import HttpAuth, InsecureBind, IntrospectionVerifier, TokenTable, check_bind
+from ._caps import ResponseCaps
+from ._client import ImportedToolset, build_tool, close_open_schema, import_tools
+from ._config import (
     ConfigError,
     GatewayConfig,
     NamingPolicy,
@@ -23,12 +23,12 @@ from .config import (
     load_config,
     parse_upstream_spec,
 )
-from .connection import UpstreamConnection
-from .errormap import DEFAULT_ERROR_MAPPING, ErrorMapping, ErrorRule
-from .gateway import Gateway
-from .limits import LimitRule
-from .naming import NameClash, assign_names
-from .server import (
+from ._connection import UpstreamConnection
+from ._errormap import DEFAULT_ERROR_MAPPING, ErrorMapping, ErrorRule
+from ._gateway import Gateway
+from ._limits import LimitRule
+from ._naming import NameClash, assign_names
+from ._server import (
     META_CONVERSATION_ID,
     META_OCCURRENCE,
     META_PRINCIPAL,
@@ -39,7 +39,7 @@ from .server import (
     serve_stdio,
     tool_result,
 )
-from .trust import ToolPolicy, derive_policy
+from ._trust import ToolPolicy, derive_policy
 
 __all__ = [
     "DEFAULT_ERROR_MAPPING",

@@ -18,9 +18,9 @@ import threading
 from dataclasses import dataclass, field
 from typing import Any, Final
 
-from ..contract.canonical import canonical_json, digest
-from ..contract.envelope import ErrorInfo
-from ..contract.errors import InvalidArgument, NextAction
+from ..contract._canonical import canonical_json, digest
+from ..contract._envelope import ErrorInfo
+from ..contract._errors import InvalidArgument, NextAction
 
 REPEATED_FAILING_CALL: Final = "REPEATED_FAILING_CALL"
 TOO_MANY_FAILURES: Final = "TOO_MANY_FAILURES"

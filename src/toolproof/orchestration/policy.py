@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from enum import StrEnum
 from typing import Final, Literal, Protocol
 
-from ..contract.errors import CLASS_SPECS, ErrorClass
+from ..contract._errors import CLASS_SPECS, ErrorClass
 
 Jitter = Literal["full", "half", "none"]
 

@@ -8,11 +8,11 @@ Everything named here is the extension API; the modules below it are internals.
 
 from __future__ import annotations
 
-from ..contract.envelope import Envelope, Meta
-from .effects import SYSTEM_CLOCK, Clock, Dispatch, Effect, Io, Outcome, Pipeline, Sleep, Steps
-from .runner import Runner
-from .stages import STAGES, Stage, Step, approval, audit, claim, dispatch, give_up, guard, plan, run, settle, validate
-from .state import CallState, Env, Route
+from ..contract._envelope import Envelope, Meta
+from ._effects import SYSTEM_CLOCK, Clock, Dispatch, Effect, Io, Outcome, Pipeline, Sleep, Steps
+from ._runner import Runner
+from ._stages import STAGES, Stage, Step, approval, audit, claim, dispatch, give_up, guard, plan, run, settle, validate
+from ._state import CallState, Env, Route
 
 __all__ = [
     "STAGES",

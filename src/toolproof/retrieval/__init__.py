@@ -8,10 +8,10 @@ model weights (see `embeddings.default_model_dir`).
 
 from __future__ import annotations
 
-from .entries import ToolEntry, entry_from_definition, entry_from_tool
-from .history import Usage, UsageHistory
-from .index import Hit, RetrieverName, ToolHit, ToolIndex
-from .prerequisites import infer_requires
+from ._entries import ToolEntry, entry_from_definition, entry_from_tool
+from ._history import Usage, UsageHistory
+from ._index import Hit, RetrieverName, ToolHit, ToolIndex
+from ._prerequisites import infer_requires
 
 __all__ = [
     "Hit",

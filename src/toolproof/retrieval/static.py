@@ -37,7 +37,7 @@ from typing import Any, Final
 import numpy as np
 import numpy.typing as npt
 
-from .entries import ToolEntry
+from ._entries import ToolEntry
 
 __all__ = [
     "STATIC_FLOOR",

@@ -6,12 +6,12 @@ import os
 from typing import TYPE_CHECKING, Any
 from urllib.parse import parse_qsl, urlsplit
 
-from .base import Store, StoreNotFound, StoreUnavailable, shown_url
-from .memory import MemoryStore
-from .sqlite import SqliteStore
+from ._base import Store, StoreNotFound, StoreUnavailable, shown_url
+from ._memory import MemoryStore
+from ._sqlite import SqliteStore
 
 if TYPE_CHECKING:
-    from .postgres import PostgresStore
+    from ._postgres import PostgresStore
 
 __all__ = ["FILE_STORE", "MemoryStore", "PostgresStore", "SqliteStore", "Store", "StoreNotFound",
            "StoreUnavailable", "open_store", "store_url"]
@@ -56,7 +56,7 @@ def open_store(url: str | None = None, *, create: bool = True) -> Store:
             raise ValueError(f"unknown SQLite URL options {sorted(unknown)}; known: synchronous, finish_synchronous")
         return SqliteStore(path, create=create, **options)
     if url.startswith(("postgresql://", "postgres://")):
-        from .postgres import PostgresStore
+        from ._postgres import PostgresStore
 
         return PostgresStore(url, create=create)
     raise ValueError(f"unsupported store URL {shown_url(url)!r}: use memory://, sqlite:///PATH or postgresql://...")
@@ -64,7 +64,7 @@ def open_store(url: str | None = None, *, create: bool = True) -> Store:
 
 def __getattr__(name: str) -> Any:
     if name == "PostgresStore":  # imported lazily: psycopg is an optional extra
-        from .postgres import PostgresStore
+        from ._postgres import PostgresStore
 
         return PostgresStore
     raise AttributeError(name)

@@ -13,14 +13,14 @@ from collections.abc import Callable, Iterator, Sequence
 from dataclasses import replace
 from typing import Any, Final
 
-from ..contract.redaction import storable
-from .approval import ApprovalRequest, ApprovalStatus
-from .base import FinishStatus, Store
-from .chain import ChainKind, ChainReport, link, verify_rows
-from .intent import Intent, IntentStatus
-from .pins import Pin
-from .query import AuditQuery, AuditTally, Order, Page, StopGroup
-from .records import AuditRecord, EffectStatus, StopRecord
+from ..contract._redaction import storable
+from ._approval import ApprovalRequest, ApprovalStatus
+from ._base import FinishStatus, Store
+from ._chain import ChainKind, ChainReport, link, verify_rows
+from ._intent import Intent, IntentStatus
+from ._pins import Pin
+from ._query import AuditQuery, AuditTally, Order, Page, StopGroup
+from ._records import AuditRecord, EffectStatus, StopRecord
 
 # Versioned migrations: (version, statements). Never edit a shipped entry; append a new one.
 # {real} and {serial} are filled per dialect.
@@ -120,7 +120,7 @@ MIGRATIONS: Final[tuple[tuple[int, tuple[str, ...]], ...]] = (
         "CREATE INDEX IF NOT EXISTS toolproof_approvals_at ON toolproof_approvals (at)",
     )),
     (4, (
-        # Reviewed upstream tool definitions: the gateway's drift check (stores/pins.py).
+        # Reviewed upstream tool definitions: the gateway's drift check (stores/_pins.py).
         """CREATE TABLE IF NOT EXISTS toolproof_pins (
             upstream TEXT NOT NULL,
             tool TEXT NOT NULL,

@@ -4,8 +4,8 @@ Pure: it reads definitions (from `contract` and `catalog`) and returns values; l
 the CLI's and the gateway's business.
 """
 
-from .diff import Change, counts, diff_locks, diff_tools, fails, worst
-from .lock import (
+from ._diff import Change, counts, diff_locks, diff_tools, fails, worst
+from ._lock import (
     LOCK_FORMAT,
     ErrorContract,
     Lock,
@@ -17,7 +17,7 @@ from .lock import (
     lock_tools,
     lock_toolset,
 )
-from .rules import CLASSES, NEEDS, RULES, ChangeClass, Rule, classify
+from ._rules import CLASSES, NEEDS, RULES, ChangeClass, Rule, classify
 
 __all__ = [
     "CLASSES",

@@ -34,12 +34,12 @@ from rich.table import Table
 
 import toolproof
 from toolproof import CallContext, Envelope, Meta, Runner, Toolset, classify_http
-from toolproof.evals.models import Model, ModelError, ModelReply, ModelRequest, ScriptedModel
-from toolproof.evals.scoring import ToolCall
-from toolproof.journal.journal import Journal
+from toolproof.evals._models import Model, ModelError, ModelReply, ModelRequest, ScriptedModel
+from toolproof.evals._scoring import ToolCall
+from toolproof.journal._journal import Journal
 from toolproof.lint import lint
 from toolproof.orchestration.breaker import BreakerConfig
-from toolproof.pipeline.runner import Clock
+from toolproof.pipeline._runner import Clock
 
 from .old_tools import build_old_toolset
 from .shop import Crop, Grade, Shop

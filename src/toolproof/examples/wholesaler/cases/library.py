@@ -18,7 +18,7 @@ from toolproof import (
     RateLimited,
     TransientUpstream,
 )
-from toolproof.evals.recovery import SeededFailure
+from toolproof.evals._recovery import SeededFailure
 
 REPAIR, RETRY, REREAD, ASK, ESCALATE = (NextAction.REPAIR, NextAction.RETRY, NextAction.REREAD,
                                         NextAction.ASK_PERSON, NextAction.ESCALATE)
