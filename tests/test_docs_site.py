@@ -45,7 +45,7 @@ def test_the_site_builds_strict_with_every_page_in_the_nav_and_the_public_api(tm
     assert "WARNING" not in done.stderr, done.stderr
     html = (tmp_path / "site" / "api" / "index.html").read_text(encoding="utf-8")
     documented = {i.rsplit(".", 1)[1] for i in re.findall(r'id="(toolproof(?:\.[\w.]+)?\.[\w]+)"', html)
-                  if i.count(".") == 1 or i == "toolproof.stores._postgres.PostgresStore"}
+                  if i.count(".") == 1 or i == "toolproof.stores.PostgresStore"}
     assert documented == set(toolproof.__all__), documented ^ set(toolproof.__all__)
 
 

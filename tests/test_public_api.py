@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 
 import toolproof
@@ -106,3 +108,79 @@ def test_no_object_changes_its_class_in_the_source() -> None:
                     isinstance(a, ast.Constant) and a.value == "__class__" for a in node.args):
                 found.append(f"{path.name}:{node.lineno}")
     assert not found
+
+
+def _privatize() -> Any:
+    """scripts/privatize.py, whose `KEEP` and `KEEP_TREES` declare the public modules below the subpackages."""
+    import importlib.util
+    from pathlib import Path
+
+    path = Path(__file__).resolve().parent.parent / "scripts" / "privatize.py"
+    spec = importlib.util.spec_from_file_location("privatize", path)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def _modules_below_subpackages() -> list[str]:
+    """Every module and package under a subpackage (`toolproof.pipeline._stages`, `toolproof.lint._rules`),
+    read off the files, so an extra that is not installed hides nothing."""
+    from pathlib import Path
+
+    src = Path(toolproof.__file__).parent
+    found = []
+    for path in sorted(src.rglob("*.py")):
+        parts = path.relative_to(src.parent).with_suffix("").parts
+        if parts[-1] == "__init__":
+            parts = parts[:-1]
+        if len(parts) > 2 and parts[-1] != "__main__":
+            found.append(".".join(parts))
+    return found
+
+
+def test_every_module_below_a_subpackage_is_private_or_declared_public() -> None:
+    """A module that is not underscore-private (nor below one that is) is in the declared public list."""
+    import importlib.util
+
+    privatize = _privatize()
+    modules = _modules_below_subpackages()
+    assert "toolproof.pipeline._stages" in modules and "toolproof.lint._rules._base" in modules
+    undeclared = [m for m in modules if not any(part.startswith("_") for part in m.split(".")[2:])
+                  and not privatize.public(m)]
+    assert not undeclared, "public by name, but declared nowhere (privatize.KEEP, or run scripts/privatize.py):\n" \
+        + "\n".join(undeclared)
+    assert set(privatize.KEEP) <= set(modules), "KEEP names a module that is gone"
+    assert all(importlib.util.find_spec(tree) for tree in privatize.KEEP_TREES), "KEEP_TREES names what is gone"
+
+
+def test_no_reference_uses_an_old_module_name() -> None:
+    """Nothing (code, tests, docs, pyproject) still names a module by its name before it became private:
+    `scripts/privatize.py --check` would change nothing."""
+    import contextlib
+    import io
+
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
+        code = _privatize().main(["--check"])
+    assert code == 0, out.getvalue()
+
+
+def test_what_is_public_in_the_architecture_page_is_each_subpackages_all() -> None:
+    """docs/architecture.md's "What is public" table lists each subpackage's `__all__` and its public modules."""
+    import importlib
+    import pkgutil
+    import re
+    from pathlib import Path
+
+    privatize = _privatize()
+    page = (Path(__file__).resolve().parent.parent / "docs" / "architecture.md").read_text(encoding="utf-8")
+    rows = dict(re.findall(r"^\| `(toolproof\.\w+)` \| (.*) \|$", page, re.MULTILINE))
+    packages = sorted(f"toolproof.{m.name}" for m in pkgutil.iter_modules(toolproof.__path__) if m.ispkg)
+    assert sorted(rows) == packages
+    for name in packages:
+        shown_all, _, shown_modules = rows[name].partition(" | ")
+        assert re.findall(r"`(\w+)`", shown_all) == list(importlib.import_module(name).__all__), name
+        declared = sorted(k.removeprefix(f"{name}.") for k in privatize.KEEP if k.startswith(f"{name}."))
+        expected = "every module" if name in privatize.KEEP_TREES else ", ".join(f"`{m}`" for m in declared)
+        assert shown_modules.strip() == expected, name

@@ -1,4 +1,4 @@
-"""The MCP SDK's server with toolproof: `toolproof.mcp._server.create_server(runner)` (the low-level SDK `Server`
+"""The MCP SDK's server with toolproof: `toolproof.mcp.create_server(runner)` (the low-level SDK `Server`
 that `toolproof serve` runs) over the same Runner as the toolproof column, called through a real `mcp.Client`
 session in memory, each call carrying the conversation in `_meta` (`dev.toolproof/conversation_id`), as
 toolproof's MCP client sends it. The reply is the envelope in `structuredContent`.

@@ -1,6 +1,6 @@
 """Approval requests: what the approval gate writes and the decisions people take on them.
 
-The gate (`toolproof.pipeline._stages.approval`) asks the store for the request of a gated call and writes a
+The gate (`toolproof.pipeline.approval`) asks the store for the request of a gated call and writes a
 new one when there is none; `approve`/`deny` are the one way a person decides, for the CLI
 (`toolproof approvals`) and the inbox alike: a conditional write, so two people deciding the same request
 apply one decision and the other hears "already decided by X". Every decision is an audit record.

@@ -1,6 +1,6 @@
 """The MCP `_meta` that tells `toolproof serve` who is asking: one documented key per id.
 
-`toolproof serve` reads these keys from every `tools/call` request (`toolproof.mcp._server.call_context`); the
+`toolproof serve` reads these keys from every `tools/call` request (`toolproof.mcp.call_context`); the
 model's arguments are never used for them. Send the conversation on every call: a client that opens a new
 session (so a new `toolproof serve` process over stdio) per call has no other way to say that a resend
 belongs to the same conversation.
