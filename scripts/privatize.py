@@ -21,6 +21,7 @@ from __future__ import annotations
 import argparse
 import ast
 import re
+import shutil
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -110,6 +111,8 @@ def plan_and_move(names: Names, *, apply: bool) -> list[tuple[Path, Path]]:
                 names.private[(dotted, name)] = f"_{name}"
                 moves.append((path, target))
                 if apply:
+                    if target.is_dir() and all(p.name == "__pycache__" for p in target.iterdir()):
+                        shutil.rmtree(target)  # left by a run that was reset: git mv would nest the package in it
                     _git("mv", str(path.relative_to(ROOT)), str(target.relative_to(ROOT)))
                     path = target
                 name = f"_{name}"

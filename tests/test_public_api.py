@@ -89,6 +89,31 @@ def test_values_print_under_their_public_names() -> None:
     assert repr(toolproof.Runner) == "<class 'toolproof.Runner'>"
     assert repr(toolproof.Envelope) == "<class 'toolproof.Envelope'>"
     assert repr(toolproof.PostgresStore) == "<class 'toolproof.PostgresStore'>"
+    from toolproof.mcp import Gateway
+
+    assert repr(Gateway) == "<class 'toolproof.mcp.Gateway'>"
+
+
+def test_every_exported_value_prints_where_it_is_imported_from() -> None:
+    """Each class and function of a subpackage's `__all__` prints under a public home (its package, or the root
+    that re-exports it), never an underscore module, and that home hands back the very object (so pickle finds it)."""
+    import importlib
+    import inspect
+    import pkgutil
+
+    checked = 0
+    for sub in [m.name for m in pkgutil.iter_modules(toolproof.__path__) if m.ispkg]:
+        module = importlib.import_module(f"toolproof.{sub}")
+        for attr in getattr(module, "__all__", ()):
+            value = getattr(module, attr)
+            ours = inspect.isclass(value) or inspect.isfunction(value)
+            if not ours or not value.__module__.startswith("toolproof"):
+                continue
+            home = value.__module__
+            assert not any(part.startswith("_") for part in home.split(".")), f"toolproof.{sub}.{attr} prints as {home}"
+            assert getattr(importlib.import_module(home), value.__qualname__) is value, (home, attr)
+            checked += 1
+    assert checked > 150
 
 
 def test_no_object_changes_its_class_in_the_source() -> None:

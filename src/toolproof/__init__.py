@@ -8,9 +8,7 @@ with optional dependencies stay namespaced: `toolproof.mcp` (the `mcp` extra), `
 
 from __future__ import annotations
 
-import inspect
-import typing
-
+from ._surface import publish
 from ._version import __version__
 from .audit._trail import Hook
 from .catalog._toolset import Toolset
@@ -46,27 +44,12 @@ from .stores import MemoryStore, SqliteStore, Store, open_store
 from .stores._records import AuditRecord, StopRecord
 
 
-def _publish(value: object) -> None:
-    """Show `value` under the root (`<class 'toolproof.Runner'>`, not the module that defines it), as httpx does,
-    keeping `typing.get_type_hints` working: a class's string annotations are evaluated in the module its
-    `__module__` names, so they are resolved here, in their own module, before the name moves."""
-    own = inspect.get_annotations(value) if isinstance(value, type) else None
-    if own:
-        try:
-            hints = typing.get_type_hints(value, include_extras=True)
-        except NameError:  # a name its own module cannot resolve either: tests/test_public_api.py says which
-            pass
-        else:
-            value.__annotations__ = {name: hints[name] for name in own}
-    value.__module__ = __name__
-
-
 def __getattr__(name: str) -> object:
     if name == "PostgresStore":  # psycopg is an extra: import it only when asked for
         from .stores._postgres import PostgresStore
 
         if PostgresStore.__module__ != __name__:
-            _publish(PostgresStore)
+            publish(PostgresStore, __name__)
         return PostgresStore
     raise AttributeError(f"module 'toolproof' has no attribute {name!r}")
 
@@ -125,5 +108,5 @@ __all__ = [
 
 for _name in __all__:
     if _name not in ("__version__", "PostgresStore", "Hook", "NOT_DONE"):
-        _publish(globals()[_name])
+        publish(globals()[_name], __name__)
 del _name

@@ -8,6 +8,7 @@ apply one decision and the other hears "already decided by X". Every decision is
 
 from __future__ import annotations
 
+from .._surface import publish_all
 from ._requests import (
     DEFAULT_TTL_S,
     AlreadyDecided,
@@ -26,3 +27,5 @@ from ._requests import (
 
 __all__ = ["DEFAULT_TTL_S", "AlreadyDecided", "ApprovalNotFound", "approve", "approve_many", "await_decision",
            "decide", "deny", "list_requests", "new_request", "refusal", "request_id", "wait_for_decision"]
+
+publish_all(globals())

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from importlib import import_module
 
+from .._surface import publish, publish_all
 from ._toolset import Toolset
 
 #: Each lazy name and its module, spelled out whole so a rename of the module finds it.
@@ -22,8 +23,13 @@ _LAZY = {
 
 def __getattr__(name: str) -> object:
     if name in _LAZY:
-        return getattr(import_module(_LAZY[name]), name)
+        value = getattr(import_module(_LAZY[name]), name)
+        if value.__module__ != __name__:  # the first time it is asked for: shown where it is imported from
+            publish(value, __name__)
+        return value
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 __all__ = ["Route", "Router", "Toolset", "definition_of", "search_tools_tool", "tools_for_turn"]
+
+publish_all(globals())

@@ -14,6 +14,7 @@ from collections.abc import Sequence
 import typer
 
 from .._extras import missing_extra
+from .._surface import publish_all
 from .._version import __version__
 from ._options import fail
 
@@ -95,3 +96,5 @@ def _usage_error(exc: Exception) -> int | None:
 
 if __name__ == "__main__":  # pragma: no cover
     main()
+
+publish_all(globals())

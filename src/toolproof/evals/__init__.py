@@ -1,6 +1,7 @@
 """Evals: tool choice and arguments (selection), the production validator (schema), error recovery per
 class (recovery), BFCL v4 through the same scorer (bfcl), reports and CI comparison (report)."""
 
+from .._surface import publish_all
 from ._bfcl import AST_CATEGORIES, BfclEntry, BfclResult, load_category, score_entry, score_outputs
 from ._cases import Case, CaseFileError, CaseSet, Expectation, load_cases, parse_case_set
 from ._model_errors import TooManyModelErrors
@@ -84,3 +85,5 @@ __all__ = [
     "tool_specs",
     "write_json",
 ]
+
+publish_all(globals())

@@ -12,6 +12,7 @@ from collections.abc import Callable
 from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
 from .._extras import needs_extra
+from .._surface import publish_all
 from ..orchestration.breaker import Breaker, BreakerConfig, CircuitBreaker
 from ..orchestration.policy import RetryBucket, RetryTokenBucket
 from ._state import Backend, Outage, SharedBreaker, SharedBucket, SharedRates
@@ -96,3 +97,5 @@ def _split_options(url: str) -> tuple[str, dict[str, str]]:
     query = dict(parse_qsl(parts.query))
     ours: dict[str, str] = {k: query.pop(k) for k in ("prefix", "schema") if k in query}
     return urlunsplit(parts._replace(query=urlencode(query))), ours
+
+publish_all(globals())

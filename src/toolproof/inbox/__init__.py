@@ -5,6 +5,9 @@ calls the same library function as the CLI and is audited. `toolproof ui` serves
 what keeps it private: loopback by default, a token otherwise, CSRF on every POST, the Host header checked).
 """
 
+from .._surface import publish_all
 from ._app import create_app
 
 __all__ = ["create_app"]
+
+publish_all(globals())

@@ -3,7 +3,10 @@
 
 from __future__ import annotations
 
+from .._surface import publish_all
 from ._journal import SETTLEMENTS, Claim, Journal, settle, settlement
 from ._keys import KeyParts, key_parts_for
 
 __all__ = ["SETTLEMENTS", "Claim", "Journal", "KeyParts", "key_parts_for", "settle", "settlement"]
+
+publish_all(globals())

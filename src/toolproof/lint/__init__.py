@@ -4,6 +4,7 @@ are linted by one engine."""
 
 from __future__ import annotations
 
+from .._surface import publish_all
 from ._config import DEFAULT_THRESHOLDS, LintConfig
 from ._engine import active_rules, lint, lint_tooldefs, rule_by_key
 from ._findings import SEVERITIES, Finding, Severity
@@ -24,3 +25,5 @@ __all__ = [
     "active_rules", "from_definitions", "from_toolset", "lint", "lint_tooldefs", "load_file", "load_mcp_command",
     "load_mcp_url", "load_target", "relisted", "rule_by_key",
 ]
+
+publish_all(globals())

@@ -10,6 +10,7 @@ try:
 except ImportError as exc:  # pragma: no cover - depends on the installed extras
     raise ImportError("toolproof.mcp needs the MCP SDK: pip install 'toolproof[mcp]'") from exc
 
+from .._surface import publish_all
 from ._auth import HttpAuth, InsecureBind, IntrospectionVerifier, TokenTable, check_bind
 from ._caps import ResponseCaps
 from ._client import ImportedToolset, build_tool, close_open_schema, import_tools
@@ -80,3 +81,5 @@ __all__ = [
     "serve_stdio",
     "tool_result",
 ]
+
+publish_all(globals())

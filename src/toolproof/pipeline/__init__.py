@@ -8,6 +8,7 @@ Everything named here is the extension API; the modules below it are internals.
 
 from __future__ import annotations
 
+from .._surface import publish_all
 from ..contract._envelope import Envelope, Meta
 from ._effects import SYSTEM_CLOCK, Clock, Dispatch, Effect, Io, Outcome, Pipeline, Sleep, Steps
 from ._runner import Runner
@@ -44,3 +45,5 @@ __all__ = [
     "settle",
     "validate",
 ]
+
+publish_all(globals())

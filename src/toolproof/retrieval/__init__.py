@@ -8,6 +8,7 @@ model weights (see `embeddings.default_model_dir`).
 
 from __future__ import annotations
 
+from .._surface import publish_all
 from ._entries import ToolEntry, entry_from_definition, entry_from_tool
 from ._history import Usage, UsageHistory
 from ._index import Hit, RetrieverName, ToolHit, ToolIndex
@@ -25,3 +26,5 @@ __all__ = [
     "entry_from_tool",
     "infer_requires",
 ]
+
+publish_all(globals())

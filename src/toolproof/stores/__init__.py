@@ -6,6 +6,7 @@ import os
 from typing import TYPE_CHECKING, Any
 from urllib.parse import parse_qsl, urlsplit
 
+from .._surface import publish_all
 from ._base import Store, StoreNotFound, StoreUnavailable, shown_url
 from ._memory import MemoryStore
 from ._sqlite import SqliteStore
@@ -68,3 +69,5 @@ def __getattr__(name: str) -> Any:
 
         return PostgresStore
     raise AttributeError(name)
+
+publish_all(globals())

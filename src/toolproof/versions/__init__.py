@@ -4,6 +4,7 @@ Pure: it reads definitions (from `contract` and `catalog`) and returns values; l
 the CLI's and the gateway's business.
 """
 
+from .._surface import publish_all
 from ._diff import Change, counts, diff_locks, diff_tools, fails, worst
 from ._lock import (
     LOCK_FORMAT,
@@ -43,3 +44,5 @@ __all__ = [
     "lock_toolset",
     "worst",
 ]
+
+publish_all(globals())
