@@ -31,8 +31,8 @@ def test_the_layers_contract_is_kept() -> None:
 
 def test_an_upward_import_breaks_the_contract(tmp_path: Path) -> None:
     shutil.copytree(REPO_ROOT / "src" / "toolproof", tmp_path / "toolproof")
-    errors = tmp_path / "toolproof" / "contract" / "errors.py"
-    errors.write_text(errors.read_text() + "\nfrom ..pipeline import runner  # upward: contract -> pipeline\n")
+    errors = tmp_path / "toolproof" / "contract" / "_errors.py"
+    errors.write_text(errors.read_text() + "\nfrom ..pipeline import _runner  # upward: contract -> pipeline\n")
     proc = lint_imports(tmp_path)
     assert proc.returncode != 0
     assert "toolproof.contract._errors -> toolproof.pipeline._runner" in proc.stdout
