@@ -282,16 +282,6 @@ async def _url_listings(url: str, timeout_s: float, listings: int) -> list[list[
             return await _list_tools(session, listings)
 
 
-async def fetch_mcp_command(command: str, *, timeout_s: float = 30.0) -> list[dict[str, Any]]:
-    """`tools/list` from a server started as a subprocess speaking MCP over stdio."""
-    return (await _command_listings(command, timeout_s, 1))[0]
-
-
-async def fetch_mcp_url(url: str, *, timeout_s: float = 30.0) -> list[dict[str, Any]]:
-    """`tools/list` from a server over streamable HTTP."""
-    return (await _url_listings(url, timeout_s, 1))[0]
-
-
 def _from_listings(listings: list[list[dict[str, Any]]], source: str) -> list[ToolDef]:
     tools = from_definitions({"tools": listings[0]}, source=source, format_in="mcp")
     if len(listings) > 1:
