@@ -8,7 +8,7 @@ prunes the pairs at or below it. Prints both for a few candidate floors; docs/re
 result. The end-to-end check is the retrieval table itself (benchmarks/retrieval_table.py), before and
 after: with the group score a tool can rank higher than its cosine alone puts it.
 
-    python scripts/measure_embedding_floor.py [--cache-dir DIR]
+    PYTHONPATH=src:. python scripts/measure_embedding_floor.py [--cache-dir DIR]
 """
 
 from __future__ import annotations
@@ -18,12 +18,10 @@ from pathlib import Path
 
 import numpy as np
 
+from tests._data import CORPORA
 from toolproof.retrieval._corpora import load_entries, load_queries
 from toolproof.retrieval._embeddings import EMBEDDING_FLOOR, EmbeddingRetriever
 
-REPO_ROOT = Path(__file__).resolve().parents[1]
-CORPORA = next((p / "shared" / "corpora" for p in REPO_ROOT.parents if (p / "shared" / "corpora").is_dir()),
-               REPO_ROOT.parent / "shared" / "corpora")
 R = CORPORA / "retrieval"
 SETS = {
     "LiveMCPBench": (R / "livemcpbench_corpus.jsonl", R / "livemcpbench_queries.jsonl"),

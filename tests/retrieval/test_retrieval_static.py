@@ -55,6 +55,20 @@ def test_the_default_finds_a_paraphrase_bm25_cannot_see() -> None:
     assert default.search_ids("set alarm", 1) == ["set_alarm"]
 
 
+def test_a_glued_name_is_embedded_as_its_words(encoder: StaticEncoder) -> None:
+    # A word-piece vocabulary cuts `DeleteReminder` into `del ##eter ##emi ##nder`; split as BM25 splits it,
+    # the name means what it says.
+    glued = ToolEntry("DeleteReminder", "DeleteReminder", "Delete a reminder.")
+    assert glued.short_text() == "Delete Reminder: Delete a reminder."
+    assert ToolEntry("x", "sculpture_price.calculate").short_text() == "sculpture price calculate"
+    assert ToolEntry("x", "HTTPServer/get-status").short_text() == "HTTP Server get status"
+    assert ToolEntry("x", "_", "only a description").short_text() == "only a description"
+    bare = [ToolEntry("AddAlarm", "AddAlarm"), ToolEntry("QueryStock", "QueryStock")]
+    cos = StaticRetriever(bare, encoder=encoder).scores("add an alarm")
+    assert cos[0] > STATIC_FLOOR > cos[1]
+    assert float(encoder.encode(["add an alarm"])[0] @ encoder.encode(["AddAlarm"])[0]) < STATIC_FLOOR
+
+
 def test_the_default_fuses_bm25_with_the_cosine_at_the_measured_weight(encoder: StaticEncoder) -> None:
     from toolproof.retrieval._bm25 import BM25Retriever
     from toolproof.retrieval._hybrid import confidence

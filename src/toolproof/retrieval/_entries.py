@@ -6,11 +6,16 @@ Large sets (thousands of tools imported from MCP servers) are indexed as plain d
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Final
 
 from ..contract._tool import Tool
+from ._text import split_identifier
+
+#: What separates the words of an identifier besides case: `get_user`, `get-user`, `users.get`, `users/get`.
+_SEPARATORS: Final = re.compile(r"[_\-./]+")
 
 
 @dataclass(frozen=True, slots=True)
@@ -32,9 +37,16 @@ class ToolEntry:
         return f"{self.name} {self.name} {group}{self.description} {params}".strip()
 
     def short_text(self) -> str:
-        """Name and description only: what an embedding model sees best (its window is 256 word pieces)."""
-        name = self.name.replace("_", " ").replace("-", " ")
-        return f"{name}: {self.description}".strip() if self.description else name
+        """Name and description only: what an embedding model sees best (its window is 256 word pieces).
+
+        The name is split into words as BM25 splits it (`DeleteReminder` -> `Delete Reminder`,
+        `sculpture_price.calculate` -> `sculpture price calculate`): a word-piece vocabulary cuts a glued
+        identifier into fragments (`del ##eter ##emi ##nder`) whose vectors mean nothing.
+        """
+        name = _SEPARATORS.sub(" ", split_identifier(self.name)).strip()
+        if not self.description:
+            return name
+        return f"{name}: {self.description}" if name else self.description
 
 
 def parameters_of(schema: Mapping[str, Any] | None) -> tuple[tuple[str, str], ...]:
