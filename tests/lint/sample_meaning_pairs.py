@@ -29,11 +29,18 @@ from functools import cache
 from typing import Any, Final
 
 from tests._data import corpus
+from tests.lint.conftest import LABELS
 from toolproof.lint import load_file
 from toolproof.lint._model import ToolDef
 
 SEED: Final = 7
 ROUND: Final = "held-out-7-meaning"
+#: Round `held-out-8-meaning` (seed 8): the same strata on the BFCL files round 7 did not draw from, drawn after
+#: the schema signal was revised on round 7 (`python -m tests.lint.sample_meaning_pairs 8`).
+SECOND: Final = (8, "held-out-8-meaning", ("BFCL_v4_live_multiple.json", "BFCL_v4_live_irrelevance.json",
+                                          "BFCL_v4_parallel.json", "BFCL_v4_live_parallel_multiple.json",
+                                          "BFCL_v4_live_relevance.json"))
+ROUNDS: Final = (ROUND, SECOND[1])
 TOOLSET: Final = "whole file"  # the toolset name of the labelled rows: every function of the file
 FILES: Final = ("BFCL_v4_simple_python.json", "BFCL_v4_multiple.json", "BFCL_v4_parallel_multiple.json",
                 "BFCL_v4_irrelevance.json", "BFCL_v4_live_simple.json", "BFCL_v4_simple_java.json",
@@ -84,10 +91,12 @@ def _view(t: ToolDef) -> dict[str, Any]:
             "required": t.schema.get("required", [])}
 
 
-def draw() -> list[dict[str, Any]]:
-    rng = random.Random(SEED)
+def draw(seed: int = SEED, files: tuple[str, ...] = FILES,
+         skip: frozenset[frozenset[str]] = frozenset()) -> list[dict[str, Any]]:
+    """The sample: pairs of names in `skip` (labelled before) are left out."""
+    rng = random.Random(seed)
     pools: dict[str, list[tuple[float, str, int, int]]] = {s: [] for s, _ in STRATA}
-    for name in FILES:
+    for name in files:
         tools = file_toolset(name)
         vec = _tfidf([t.description_text for t in tools])
         params = [_params(t) for t in tools]
@@ -120,7 +129,7 @@ def draw() -> list[dict[str, Any]]:
                 break
             a, b = file_toolset(name)[i], file_toolset(name)[j]
             key = frozenset((a.label, b.label))
-            if key in picked or per[name] >= PER_FILE:
+            if key in picked or key in skip or per[name] >= PER_FILE:
                 continue
             per[name] += 1
             k -= 1
@@ -129,9 +138,19 @@ def draw() -> list[dict[str, Any]]:
     return list(picked.values())
 
 
+def _labelled(round_: str) -> frozenset[frozenset[str]]:
+    rows = [json.loads(line) for line in LABELS.read_text(encoding="utf-8").splitlines() if line.strip()]
+    return frozenset(frozenset((r["tool"], r["other"])) for r in rows if r.get("round") == round_)
+
+
 def main() -> None:
-    out = draw()
-    json.dump({"seed": SEED, "round": ROUND, "pairs": out}, sys.stdout, indent=1, ensure_ascii=False)
+    if sys.argv[1:] == ["8"]:
+        seed, round_, files = SECOND
+        out = draw(seed, files, _labelled(ROUND))
+    else:
+        seed, round_ = SEED, ROUND
+        out = draw()
+    json.dump({"seed": seed, "round": round_, "pairs": out}, sys.stdout, indent=1, ensure_ascii=False)
     print(f"{len(out)} pairs", file=sys.stderr)
 
 
