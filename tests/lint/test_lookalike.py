@@ -125,19 +125,61 @@ def test_one_vs_many_names_whose_descriptions_say_which_and_directed_converses_s
 
 
 THREE_NAMES = [
-    _tool("fetch_quote", "Returns the latest market price of a stock for a ticker symbol, in US dollars."),
-    _tool("ticker_lookup", "Look up the current trading price of a share by its ticker, quoted in US dollars."),
-    _tool("equity_now", "Gives the present market value of one stock share for a ticker symbol, in dollars."),
-    _tool("create_alert", "Create a price alert that emails the user when a stock crosses a given level."),
+    _tool("fetch_quote", "Returns the latest market price of a stock for a ticker symbol, in US dollars.",
+          symbol="string"),
+    _tool("ticker_lookup", "Look up the current trading price of a share by its ticker, quoted in US dollars.",
+          symbol="string"),
+    _tool("equity_now", "Gives the present market value of one stock share for a ticker symbol, in dollars.",
+          symbol="string"),
+    _tool("create_alert", "Create a price alert that emails the user when a stock crosses a given level.",
+          symbol="string", level="number"),
 ]
+MEANING = LintConfig(select=("TP402", "TP405"), thresholds={"lookalike-embedding": 0.7})
 
 
 def test_one_job_under_unrelated_names_is_found_by_meaning_when_the_embedding_pass_is_on() -> None:
     lexical = lint_tooldefs(from_definitions(THREE_NAMES), SELECT)
     assert not lexical  # no shared wording: the lexical passes see nothing
-    on = LintConfig(select=("TP402", "TP405"), thresholds={"lookalike-embedding": 0.7})
-    found = lint_tooldefs(from_definitions(THREE_NAMES), on)
+    found = lint_tooldefs(from_definitions(THREE_NAMES), MEANING)
     cluster = {f.tool for f in found if f.code == "TP405"}
     assert cluster == {"fetch_quote", "ticker_lookup", "equity_now"}
     assert all("cosine" in f.message for f in found if f.code == "TP402")
     assert "create_alert" not in {f.tool for f in found}  # another job (and a write) stays out
+
+
+def _by_meaning(defs: list[dict[str, Any]]) -> set[frozenset[str]]:
+    found = lint_tooldefs(from_definitions(defs), MEANING)
+    return {frozenset((f.tool, f.message.split("'")[1])) for f in found if f.code == "TP402"}
+
+
+def test_the_pass_by_meaning_needs_schemas_that_agree() -> None:
+    """The stock tools with parameter names that share nothing, or none at all: the schemas give no second
+    signal, so the pass by meaning stays quiet."""
+    apart = [dict(t, inputSchema={"type": "object", "properties": {f"{t['name']}_key": {"type": "string"}}})
+             for t in THREE_NAMES[:3]]
+    assert _by_meaning(apart) == set()
+    bare = [dict(t, inputSchema={"type": "object", "properties": {}}) for t in THREE_NAMES[:3]]
+    assert _by_meaning(bare) == set()
+
+
+def test_names_one_word_apart_are_not_one_job_by_meaning() -> None:
+    """Descriptions a mean of word vectors puts together, schemas that agree, and names that tell the jobs
+    apart: one slot filled two ways (back, forward) or one name plus a part that takes its own id (a rule of
+    a policy)."""
+    go = [_tool("playwright_go_back", "Navigate back in the browser history of the current page tab.",
+                tab="string"),
+          _tool("playwright_go_forward", "Navigate forward in the browser history of the current page tab.",
+                tab="string")]
+    policy = [{"name": "delete_policy", "description": "Delete an access policy of the organisation by its id.",
+               "inputSchema": {"type": "object", "properties": {"policy_id": {"type": "string"}},
+                               "required": ["policy_id"]}},
+              {"name": "delete_policy_rule", "description": "Delete a rule of an access policy of the "
+               "organisation by its id.", "inputSchema": {"type": "object", "properties": {
+                   "policy_id": {"type": "string"}, "rule_id": {"type": "string"}},
+                   "required": ["policy_id", "rule_id"]}}]
+    for defs in (go, policy):
+        assert not lint_tooldefs(from_definitions(defs), SELECT)  # nor do the lexical passes
+        assert _by_meaning(defs) == set(), defs[0]["name"]
+        # the same definitions under names that share no word are reported: the names decided
+        assert _by_meaning([dict(defs[0], name="alpha"), dict(defs[1], name="beta")]) == {
+            frozenset(("alpha", "beta"))}, defs[0]["name"]

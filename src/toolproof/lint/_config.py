@@ -22,7 +22,7 @@ DEFAULT_THRESHOLDS: Final[Mapping[str, float]] = {
     "lookalike-name": 0.85,  # same action (or none), Jaccard of the other canonical name words
     "lookalike-description": 0.3,  # ...and descriptions at least this similar (TF-IDF cosine), or one too short
     # Descriptions at least this similar by the static embedding model (cosine), whatever the names; 0: off.
-    # Off by default: not yet measured on the blind look-alike labels (docs/lint.md).
+    # Off by default: precise on the blind look-alike labels but low recall there (docs/lint.md).
     "lookalike-embedding": 0.0,
 }
 

@@ -193,13 +193,14 @@ def _lookalike_pairs(tools: Sequence[ToolDef], config: LintConfig) -> list[tuple
 def embedding_pairs(tools: Sequence[ToolDef], config: LintConfig,
                     profiles: list[_Profile] | None = None) -> Iterator[tuple[int, int, float]]:
     """Pairs whose descriptions mean the same by the static embedding model, whatever their names (the
-    `lookalike-embedding` threshold; off at 0). The lexical passes' exclusions hold: CRUD siblings, one vs
-    many, descriptions that name the other tool or give other numbers or another how-many."""
+    `lookalike-embedding` threshold; off at 0), and whose schemas and names agree (`said_alike`). The
+    lexical passes' exclusions hold: CRUD siblings, one vs many, descriptions that name the other tool or give
+    other numbers or another how-many."""
     threshold = config.threshold("lookalike-embedding")
     if config.encoder is None or threshold <= 0 or len(tools) < 2:
         return
     min_words = int(config.threshold("min-description-words"))
-    usable = [i for i, t in enumerate(tools) if len(t.description_words) >= min_words]
+    usable = [i for i, t in enumerate(tools) if len(t.description_words) >= min_words and _param_names(t)]
     if len(usable) < 2:
         return
     vectors = config.encoder.encode([tools[i].description_text for i in usable])
@@ -216,7 +217,48 @@ def embedding_pairs(tools: Sequence[ToolDef], config: LintConfig,
                 continue
             if _mentions(a.text, b.name) or _mentions(b.text, a.name):
                 continue
-            yield i, j, cosine
+            if said_alike(tools[i], tools[j], a, b):
+                yield i, j, cosine
+
+
+_PARAMS_SHARED: Final = 0.5  # the Jaccard of two tools' parameter names that counts as one schema
+_NAME_STOP: Final = _DIRECTION | {"of", "and", "with", "in", "on", "the", "a", "an", "or", "at"}
+
+
+def _param_names(tool: ToolDef) -> frozenset[str]:
+    """The top-level parameter names, lower case, letters and digits only, plural stripped (`city_1` and
+    `city1` are one, so are `unit` and `units`)."""
+    return frozenset(stem("".join(ch for ch in k.lower() if ch.isalnum())) for k in tool.properties)
+
+
+def _stems(p: _Profile) -> frozenset[str]:
+    return frozenset(stem(w) for w in p.raw if w not in _NAME_STOP)
+
+
+def said_alike(a: ToolDef, b: ToolDef, pa: _Profile, pb: _Profile) -> bool:
+    """The second signal of the pass by meaning: a mean of word vectors cannot weigh the one word that tells
+    two jobs apart, so the schemas and names must not tell them apart either.
+
+    * Schemas: at least half the parameter names shared (a tool without parameters gives no evidence).
+    * Names that share no word say nothing against it (`fetch_quote`, `ticker_lookup`). Names that share a
+      word must name the same object (`read_note`, `view_note`): one slot filled two ways is a contrast
+      (`go_back`, `go_forward`; `fetch_html`, `fetch_txt`), and so are the same words in another order
+      (`celsius_to_fahrenheit`). One name that is the other plus words names a part or an option when it
+      takes other parameters (`delete_policy_rule` takes `rule_id`); with the same parameters it is a copy
+      (`Video Thumbnail Extractor_copy`).
+    """
+    params_a, params_b = _param_names(a), _param_names(b)
+    union = params_a | params_b
+    if not union or len(params_a & params_b) < _PARAMS_SHARED * len(union):
+        return False
+    if not _stems(pa) & _stems(pb):
+        return True
+    if _converse(pa.order, pb.order):
+        return False
+    obj_a, obj_b = pa.name_set - _NAME_STOP, pb.name_set - _NAME_STOP
+    if obj_a == obj_b:
+        return True
+    return (obj_a < obj_b or obj_b < obj_a) and params_a == params_b
 
 
 def check_lookalike(tools: Sequence[ToolDef], config: LintConfig) -> Iterator[Hit]:
