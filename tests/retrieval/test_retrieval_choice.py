@@ -30,7 +30,7 @@ def _unit(scores: np.ndarray) -> np.ndarray:
     return scores / scores.max() if scores.max() > 0 else scores
 
 
-@pytest.mark.parametrize("fusion", ["rrf", "weighted", "scores", "linear", "gated"])
+@pytest.mark.parametrize("fusion", ["rrf", "weighted", "scores", "linear", "gated", "lift"])
 def test_the_fusion_chosen_is_the_fusion_that_ranks(tiny_model: Path, fusion: str) -> None:  # noqa: F811
     index = ToolIndex(ENTRIES, retriever="hybrid", fusion=fusion, model_dir=str(tiny_model), group_weight=0)
     assert (index.retriever_name, index.fusion) == ("hybrid", fusion)
@@ -44,6 +44,10 @@ def test_the_fusion_chosen_is_the_fusion_that_ranks(tiny_model: Path, fusion: st
     if fusion == "gated":  # the same, the cosine's weight times 1 - BM25's confidence
         weight = HYBRID_EMBEDDING_WEIGHT * (1 - confidence(lex))
         assert np.allclose(index.scores(query), _unit(lex / lex.max() + weight * sem), atol=1e-6)
+    if fusion == "lift":  # the cosine times 1 - BM25's scaled score: it lifts what BM25 barely sees
+        b = lex / lex.max()
+        weight = HYBRID_EMBEDDING_WEIGHT * (1 - confidence(lex))
+        assert np.allclose(index.scores(query), _unit(b + weight * sem * (1 - b)), atol=1e-6)
     rrf_index = ToolIndex(ENTRIES, retriever="hybrid", fusion="rrf", model_dir=str(tiny_model), group_weight=0)
     assert (fusion == "rrf") == np.allclose(index.scores(query), rrf_index.scores(query), atol=1e-6)
 
@@ -51,7 +55,7 @@ def test_the_fusion_chosen_is_the_fusion_that_ranks(tiny_model: Path, fusion: st
 def test_unknown_retriever_or_fusion_is_a_clear_error() -> None:
     with pytest.raises(ValueError, match=r"unknown retriever 'dense'.*default, bm25, static, embeddings, hybrid, auto"):
         ToolIndex(ENTRIES, retriever="dense")  # type: ignore[arg-type]
-    with pytest.raises(ValueError, match=r"unknown fusion 'max'.*gated, weighted, rrf, scores, linear"):
+    with pytest.raises(ValueError, match=r"unknown fusion 'max'.*lift, gated, weighted, rrf, scores, linear"):
         ToolIndex(ENTRIES, retriever="hybrid", fusion="max")  # type: ignore[arg-type]
 
 

@@ -101,6 +101,22 @@ def test_the_gate_gives_the_cosine_its_full_weight_only_where_bm25_sees_nothing(
     assert gated([], []).shape == (0,)
 
 
+def test_lift_keeps_bm25s_strong_hits_in_bm25s_order_and_lifts_what_it_barely_sees() -> None:
+    from toolproof.retrieval._hybrid import lift
+
+    lexical = np.array([4.0, 4.0, 0.4, 0.0], dtype=np.float32)  # two tied siblings, a weak match, nothing
+    cos = np.array([0.2, 0.6, 0.9, 0.9], dtype=np.float32)
+    matched = lexical > 0
+    fused = lift([lexical, cos], [matched], [1.0, 0.5])
+    assert np.allclose(fused[:2], 1.0)  # BM25's best keep their score: the cosine cannot reorder them
+    trust = (4.0 - 8.4 / 4) / 4  # BM25's confidence over its top 4
+    assert np.allclose(fused[2:], [0.1 + 0.5 * (1 - trust) * 0.9 * 0.9, 0.5 * (1 - trust) * 0.9])
+    # The fourth shares only a number with the query (scored, not matched): the confidence leaves it out.
+    numbers_only = np.array([4.0, 4.0, 0.4, 3.0], dtype=np.float32)
+    assert np.allclose(lift([numbers_only, cos], [matched], [1.0, 0.5])[:3], fused[:3], atol=1e-6)
+    assert lift([], [], []).shape == (0,)
+
+
 @pytest.mark.parametrize("name", ["apibank", "livemcpbench"])
 def test_the_default_ranks_no_worse_than_bm25_on_a_held_out_set(corpora: Path, name: str) -> None:
     # Neither set was used to choose the fusion or its weight (StableToolBench was). Before the gate, the

@@ -40,7 +40,7 @@ class Toolset:
                     raise DefinitionError(f"tool {item.name!r} names an unknown fallback {item.fallback!r}")
         self._tools = listed
         self._by_name = by_name
-        self._indexes: dict[tuple[str, str], ToolIndex] = {}  # built on first use, one per retriever and fusion
+        self._indexes: dict[tuple[str, str | None], ToolIndex] = {}  # built on first use, one per retriever and fusion
 
     def __iter__(self) -> Iterator[Tool]:
         return iter(self._tools)
@@ -70,12 +70,13 @@ class Toolset:
         return Toolset(self.get(n) for n in names)
 
     def search(
-        self, message: str, k: int = 5, *, retriever: RetrieverName = "default", fusion: Fusion = "gated"
+        self, message: str, k: int = 5, *, retriever: RetrieverName = "default", fusion: Fusion | None = None
     ) -> list[ToolHit]:
         """Up to `k` tools matching `message`, best first (`.tool`, `.score`); needs `toolproof[retrieval]`.
 
         `retriever`: "default" (BM25 fused with the static model, BM25 alone when that model is missing),
-        "bm25", "static", "embeddings", "hybrid" or "auto" (see `ToolIndex`; docs/retrieval.md). A tool that
+        "bm25", "static", "embeddings", "hybrid" or "auto" (see `ToolIndex`; docs/retrieval.md); `fusion`: how
+        "default" and "hybrid" fuse (None: the library's default, docs/retrieval.md). A tool that
         shares nothing with the message is never returned (no common term, no close meaning), so an
         unrelated or empty message gets an empty list. The index is built on the first
         search and kept with this toolset (a toolset is immutable).
@@ -83,15 +84,16 @@ class Toolset:
         index = self.search_index(retriever, fusion=fusion)
         return [h.as_tool_hit() for h in index.search(message, k)]
 
-    def search_index(self, retriever: RetrieverName = "default", *, fusion: Fusion = "gated") -> ToolIndex:
+    def search_index(self, retriever: RetrieverName = "default", *, fusion: Fusion | None = None) -> ToolIndex:
         """The `ToolIndex` behind `search` (built once per toolset, retriever and fusion)."""
         key = (retriever, fusion)
         index = self._indexes.get(key)
         if index is None:
             try:
+                from ..retrieval._hybrid import DEFAULT_FUSION
                 from ..retrieval._index import ToolIndex
 
-                index = ToolIndex.from_tools(self._tools, retriever=retriever, fusion=fusion)
+                index = ToolIndex.from_tools(self._tools, retriever=retriever, fusion=fusion or DEFAULT_FUSION)
             except ImportError as exc:  # a plain `pip install toolproof`: say which extra, in one line
                 raise needs_extra("Toolset.search()", exc) from exc
             self._indexes[key] = index

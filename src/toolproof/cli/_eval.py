@@ -424,8 +424,8 @@ def retrieval(
                                           exists=True, dir_okay=False)],
     retriever: Annotated[str, typer.Option(help="default (the library's default search: BM25 + the static "
                                                  "model), bm25, static, embeddings, hybrid, or auto.")] = "default",
-    fusion: Annotated[str, typer.Option(help="How default and hybrid fuse: gated, linear, weighted, rrf or "
-                                              "scores.")] = "gated",
+    fusion: Annotated[str | None, typer.Option(help="How default and hybrid fuse: lift, gated, linear, weighted, "
+                                                     "rrf or scores (default: the library's).")] = None,
     pool_size: Annotated[int, typer.Option(help="Hide the corpus among distractors up to this many tools.")] = 0,
     distractors: Annotated[list[Path] | None, typer.Option(help="Distractor files or folders (repeatable).")] = None,
     history: Annotated[bool, typer.Option(help="Add usage history learned from the other queries.")] = False,
@@ -440,9 +440,10 @@ def retrieval(
 ) -> None:
     """Measure how often the tools a task needs survive the cut, and how fast the search is."""
     from ..retrieval._evaluate import KS, evaluate_files
-    from ..retrieval._hybrid import FUSIONS
+    from ..retrieval._hybrid import DEFAULT_FUSION, FUSIONS
     from ..retrieval._index import RETRIEVERS
 
+    fusion = fusion or DEFAULT_FUSION
     if retriever not in RETRIEVERS:
         raise fail(f"--retriever must be one of {', '.join(RETRIEVERS)}, not {retriever!r}")
     if fusion not in FUSIONS:

@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ._corpora import GoldQuery, base_id
+from ._hybrid import DEFAULT_FUSION
 
 KS: tuple[int, ...] = (1, 3, 5, 10)
 
@@ -101,7 +102,7 @@ def evaluate_files(
     queries: str | Path,
     *,
     retriever: str = "default",
-    fusion: str = "gated",
+    fusion: str = DEFAULT_FUSION,
     pool_size: int = 0,
     distractors: Sequence[str | Path] = (),
     seed: int = 0,

@@ -21,8 +21,12 @@ import numpy as np
 import numpy.typing as npt
 
 Array = npt.NDArray[np.float32]
-Fusion = Literal["gated", "weighted", "rrf", "scores", "linear"]
-FUSIONS: Final = ("gated", "weighted", "rrf", "scores", "linear")
+Mask = npt.NDArray[np.bool_]
+Fusion = Literal["lift", "gated", "weighted", "rrf", "scores", "linear"]
+FUSIONS: Final = ("lift", "gated", "weighted", "rrf", "scores", "linear")
+#: The fusion of the default search, and of `retriever="hybrid"` unless told otherwise: chosen on one public set
+#: and judged on the others (docs/retrieval.md, "Fusion, chosen on one set and judged on the others").
+DEFAULT_FUSION: Final[Fusion] = "gated"
 
 
 class _Scorer(Protocol):
@@ -106,6 +110,27 @@ def gated(score_lists: Sequence[Array], weights: Sequence[float]) -> Array:
     return linear(score_lists, [weights[0], *(w * (1.0 - trust) for w in weights[1:])])
 
 
+def lift(score_lists: Sequence[Array], masks: Sequence[Mask], weights: Sequence[float]) -> Array:
+    """BM25 scaled to a best of 1 (b), plus each cosine times its weight, times (1 - b), times (1 - BM25's
+    confidence over the tools it matches).
+
+    The (1 - b) lets a cosine lift what BM25 barely sees while BM25's strong hits keep BM25's order among
+    near-identical siblings; the confidence, as in `gated`, takes the cosine's weight back on a query whose
+    best BM25 hit stands out. Tools that share only a number with the query ("12", "20th") do not count in
+    that confidence: a number alone is not a match (the search floor).
+    """
+    if not score_lists:
+        return np.zeros(0, dtype=np.float32)
+    lexical = score_lists[0]
+    top = float(lexical.max()) if len(lexical) else 0.0
+    b = lexical * np.float32(weights[0] / top) if top > 0 else np.zeros_like(lexical)
+    trust = confidence(np.where(masks[0], lexical, np.float32(0.0)))
+    fused = b.astype(np.float32)
+    for scores, weight in zip(score_lists[1:], weights[1:], strict=True):
+        fused += np.float32(weight * (1.0 - trust)) * scores * (np.float32(1.0) - b)
+    return fused
+
+
 def weighted(score_lists: Sequence[Array]) -> Array:
     """Each rescaled list weighted 1/n plus its share of the lists' confidences (`confidence`)."""
     units = [minmax_top(s) for s in score_lists]
@@ -120,7 +145,7 @@ def weighted(score_lists: Sequence[Array]) -> Array:
 class HybridRetriever:
     """Two or more retrievers (BM25 first) fused per query by `fusion`.
 
-    `weights` (for "gated" and "linear"): BM25's, then each embedding's (see `linear`); by default all 1.
+    `weights` (for "lift", "gated" and "linear"): BM25's, then each embedding's (see `linear`); by default all 1.
     """
 
     def __init__(
@@ -141,16 +166,18 @@ class HybridRetriever:
         return self.parts[0]
 
     def scores(self, query: str) -> Array:
-        return self.fuse([p.scores(query) for p in self.parts])
+        return self.scored(query)[0]
 
-    def scored(self, query: str) -> tuple[Array, npt.NDArray[np.bool_]]:
+    def scored(self, query: str) -> tuple[Array, Mask]:
         """The fused scores; an entry matches when any retriever matches it (above that retriever's floor)."""
         scored = [p.scored(query) for p in self.parts]
-        matched = np.logical_or.reduce([m for _, m in scored])
-        return self.fuse([s for s, _ in scored]), matched
+        masks = [m for _, m in scored]
+        return self.fuse([s for s, _ in scored], masks), np.logical_or.reduce(masks)
 
-    def fuse(self, lists: Sequence[Array]) -> Array:
-        """One fused score per entry from the parts' scores (in `parts` order)."""
+    def fuse(self, lists: Sequence[Array], masks: Sequence[Mask]) -> Array:
+        """One fused score per entry from the parts' scores and match masks (in `parts` order)."""
+        if self.fusion == "lift":
+            return lift(lists, masks, self.weights)
         if self.fusion == "rrf":
             return rrf(lists, [1.0] * len(lists))
         if self.fusion == "scores":

@@ -13,7 +13,7 @@ import numpy.typing as npt
 from ..contract._tool import Tool
 from ._entries import ToolEntry, entry_from_definition, entry_from_tool
 from ._history import UsageHistory
-from ._hybrid import FUSIONS, Fusion
+from ._hybrid import DEFAULT_FUSION, FUSIONS, Fusion
 from ._prerequisites import infer_requires
 
 #: "default" is BM25 fused with the static model (potion-base-8M) when the model files and `tokenizers` are
@@ -119,7 +119,7 @@ class ToolIndex:
         entries: Iterable[ToolEntry],
         *,
         retriever: RetrieverName = "default",
-        fusion: Fusion = "gated",
+        fusion: Fusion = DEFAULT_FUSION,
         expand_requires: bool = True,
         model_dir: str | None = None,
         static_model_dir: str | None = None,
