@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 
 from toolproof.examples.wholesaler.old_tools import old_toolset
 from toolproof.lint import LintConfig, from_definitions, lint, lint_tooldefs
-from toolproof.lint._rules._overlap import Descriptions, candidate_pairs
+from toolproof.lint._rules._overlap import Descriptions, candidate_pairs, how_many
 
 SELECT = LintConfig(select=("TP402", "TP405"))
 
@@ -183,3 +183,39 @@ def test_names_one_word_apart_are_not_one_job_by_meaning() -> None:
         # the same definitions under names that share no word are reported: the names decided
         assert _by_meaning([dict(defs[0], name="alpha"), dict(defs[1], name="beta")]) == {
             frozenset(("alpha", "beta"))}, defs[0]["name"]
+
+
+def test_renamed_and_added_optional_parameters_and_a_namespace_are_one_job_by_meaning() -> None:
+    """One job whose schemas share no parameter name (origin, destination against start_location,
+    end_location, plus an optional unit) and whose names add a namespace: the old second signal (half the
+    parameter names shared) missed it; the same required parameters by count and type do not."""
+    def tool(name: str, description: str, props: dict[str, str], required: list[str]) -> dict[str, Any]:
+        return {"name": name, "description": description, "inputSchema": {
+            "type": "object", "properties": {k: {"type": v} for k, v in props.items()}, "required": required}}
+    distance = [tool("maps.road_distance", "Compute the driving distance by road between two places on the map.",
+                     {"origin": "string", "destination": "string", "unit": "string"}, ["origin", "destination"]),
+                tool("route_length", "Calculate the road driving distance between two locations on a map.",
+                     {"start_location": "string", "end_location": "string"}, ["start_location", "end_location"])]
+    assert _by_meaning(distance) == {frozenset(("maps.road_distance", "route_length"))}
+    # the same call, but one needs a number (a radius in km) the other does not: other required types
+    apart = [distance[0], dict(distance[1], inputSchema={"type": "object", "properties": {
+        "start_location": {"type": "string"}, "radius_km": {"type": "number"}},
+        "required": ["start_location", "radius_km"]})]
+    assert _by_meaning(apart) == set()
+
+
+def test_one_required_string_each_and_names_one_slot_apart_are_not_one_job() -> None:
+    """The required-type test admits many pairs (one string each): the names still tell air quality from the
+    weather."""
+    defs = [_tool("air_quality_forecast", "Retrieve the forecast for a location over the next few days.",
+                  location="string"),
+            _tool("weather_forecast", "Retrieve the forecast for a location over the next few days ahead.",
+                  location="string")]
+    for d in defs:
+        d["inputSchema"]["required"] = ["location"]
+    assert _by_meaning(defs) == set()
+    assert _by_meaning([dict(defs[0], name="alpha"), dict(defs[1], name="beta")]) == {frozenset(("alpha", "beta"))}
+
+
+def test_an_empty_description_says_no_how_many() -> None:
+    assert how_many("") == (frozenset(), frozenset())

@@ -66,8 +66,9 @@ def how_many(text: str) -> tuple[frozenset[str], frozenset[str]]:
     """The numbers a description gives and what it says about how many (one, all, many, a specific one)."""
     low = text.lower()
     words = _LETTERS.findall(low)
+    following = [*words[1:], ""] if words else []  # a description without a word (empty) says nothing
     said = {("many" if w in ("a", "an") and nxt in _COLLECTIONS else _COUNT_WORDS[w])
-            for w, nxt in zip(words, [*words[1:], ""], strict=True) if w in _COUNT_WORDS}
+            for w, nxt in zip(words, following, strict=True) if w in _COUNT_WORDS}
     return frozenset(_NUMBER.findall(low)), frozenset(said)
 
 

@@ -21,6 +21,7 @@ from ._overlap import (
     base_name,
     clusters,
     description_pairs,
+    how_many,
     one_vs_many,
     said_apart,
 )
@@ -194,8 +195,8 @@ def embedding_pairs(tools: Sequence[ToolDef], config: LintConfig,
                     profiles: list[_Profile] | None = None) -> Iterator[tuple[int, int, float]]:
     """Pairs whose descriptions mean the same by the static embedding model, whatever their names (the
     `lookalike-embedding` threshold; off at 0), and whose schemas and names agree (`said_alike`). The
-    lexical passes' exclusions hold: CRUD siblings, one vs many, descriptions that name the other tool or give
-    other numbers or another how-many."""
+    lexical passes' exclusions hold: CRUD siblings, one vs many, descriptions that name the other tool; and
+    one description saying all or many where the other does not (`_says_many`)."""
     threshold = config.threshold("lookalike-embedding")
     if config.encoder is None or threshold <= 0 or len(tools) < 2:
         return
@@ -213,7 +214,7 @@ def embedding_pairs(tools: Sequence[ToolDef], config: LintConfig,
             a, b = profiles[i], profiles[j]
             if cosine < threshold or a.name == b.name or not actions_compatible(a.verb, b.verb):
                 continue
-            if one_vs_many(a.obj_raw, b.obj_raw) or said_apart(tools[i], tools[j]):
+            if one_vs_many(a.obj_raw, b.obj_raw) or _says_many(tools[i]) != _says_many(tools[j]):
                 continue
             if _mentions(a.text, b.name) or _mentions(b.text, a.name):
                 continue
@@ -223,6 +224,17 @@ def embedding_pairs(tools: Sequence[ToolDef], config: LintConfig,
 
 _PARAMS_SHARED: Final = 0.5  # the Jaccard of two tools' parameter names that counts as one schema
 _NAME_STOP: Final = _DIRECTION | {"of", "and", "with", "in", "on", "the", "a", "an", "or", "at"}
+#: JSON types as the same call fills them: BFCL writes `integer`, `float` and `dict`, Java `HashMap`.
+_TYPES: Final = {"integer": "number", "float": "number", "double": "number", "int": "number", "long": "number",
+                 "dict": "object", "hashmap": "object", "map": "object", "list": "array", "tuple": "array",
+                 "arraylist": "array", "bool": "boolean"}
+
+
+def _says_many(tool: ToolDef) -> bool:
+    """The description says all or many ("all readings", "a list of projects"). The other how-many words are
+    left out here: "a", "the given" and "a specific" are how one job is worded, not another job, and a number
+    in a formula (area = 0.5 * base * height) is not an option."""
+    return bool(how_many(tool.description_text)[1] & {"all", "many"})
 
 
 def _param_names(tool: ToolDef) -> frozenset[str]:
@@ -231,34 +243,66 @@ def _param_names(tool: ToolDef) -> frozenset[str]:
     return frozenset(stem("".join(ch for ch in k.lower() if ch.isalnum())) for k in tool.properties)
 
 
-def _stems(p: _Profile) -> frozenset[str]:
-    return frozenset(stem(w) for w in p.raw if w not in _NAME_STOP)
+def _required_types(tool: ToolDef) -> tuple[str, ...]:
+    """The JSON types of the required parameters, sorted: what every call must fill, whatever the names
+    (`origin`, `destination` or `start_location`, `end_location`: two strings)."""
+    required = tool.schema.get("required")
+    if not isinstance(required, list):
+        return ()
+    out = []
+    for key in required:
+        spec = tool.properties.get(key) if isinstance(key, str) else None
+        kind = spec.get("type") if isinstance(spec, dict) else None
+        name = str(kind).lower() if isinstance(kind, str) else "any"
+        out.append(_TYPES.get(name, name))
+    return tuple(sorted(out))
+
+
+def _local_stems(name: str) -> frozenset[str]:
+    """The stems of a name's words after its namespace."""
+    return frozenset(stem(w) for w in name_words(base_name(name).rpartition(".")[2]) if w not in _NAME_STOP)
+
+
+def _namespace(name: str) -> frozenset[str]:
+    """The canonical words before the last `.` (`geometry` in `geometry.calculate_area_circle`): where a tool
+    lives, not what it does."""
+    head, dot, _ = name.rpartition(".")
+    return frozenset(map(canonical, name_words(head))) if dot else frozenset()
 
 
 def said_alike(a: ToolDef, b: ToolDef, pa: _Profile, pb: _Profile) -> bool:
     """The second signal of the pass by meaning: a mean of word vectors cannot weigh the one word that tells
     two jobs apart, so the schemas and names must not tell them apart either.
 
-    * Schemas: at least half the parameter names shared (a tool without parameters gives no evidence).
-    * Names that share no word say nothing against it (`fetch_quote`, `ticker_lookup`). Names that share a
-      word must name the same object (`read_note`, `view_note`): one slot filled two ways is a contrast
-      (`go_back`, `go_forward`; `fetch_html`, `fetch_txt`), and so are the same words in another order
-      (`celsius_to_fahrenheit`). One name that is the other plus words names a part or an option when it
+    * Schemas: at least half the parameter names shared, or the same required parameters by count and JSON
+      type whatever their names (a renamed or an added optional parameter is the same call). A tool without
+      parameters gives no evidence.
+    * Names that share no word after their namespace (the part before the last `.`, where a tool lives) say
+      nothing against it (`fetch_quote`, `ticker_lookup`; `weather.forecast`, `weather_forecast.get_prediction`).
+      Names that share a word must name the same object (`read_note`, `view_note`): one slot filled two ways is
+      a contrast (`go_back`, `go_forward`; `fetch_html`, `fetch_txt`), and so are the same words in another
+      order (`celsius_to_fahrenheit`). One name that is the other plus words names a part or an option when it
       takes other parameters (`delete_policy_rule` takes `rule_id`); with the same parameters it is a copy
-      (`Video Thumbnail Extractor_copy`).
+      (`Video Thumbnail Extractor_copy`), and a namespace added is neither (`circle.area`,
+      `geometry.calculate_area_circle`).
     """
     params_a, params_b = _param_names(a), _param_names(b)
     union = params_a | params_b
-    if not union or len(params_a & params_b) < _PARAMS_SHARED * len(union):
+    if not union:
         return False
-    if not _stems(pa) & _stems(pb):
+    if len(params_a & params_b) < _PARAMS_SHARED * len(union) and (
+            not _required_types(a) or _required_types(a) != _required_types(b)):
+        return False
+    if not _local_stems(pa.name) & _local_stems(pb.name):
         return True
     if _converse(pa.order, pb.order):
         return False
     obj_a, obj_b = pa.name_set - _NAME_STOP, pb.name_set - _NAME_STOP
     if obj_a == obj_b:
         return True
-    return (obj_a < obj_b or obj_b < obj_a) and params_a == params_b
+    if obj_b < obj_a:
+        obj_a, obj_b, pb = obj_b, obj_a, pa
+    return obj_a < obj_b and (params_a == params_b or obj_b - obj_a <= _namespace(pb.name))
 
 
 def check_lookalike(tools: Sequence[ToolDef], config: LintConfig) -> Iterator[Hit]:
