@@ -7,7 +7,7 @@ weight has it chosen on the tuning set only (best recall@5 there) and is then re
 set's own number is marked.
 
     PYTHONPATH=src:. python benchmarks/retrieval_fusion.py [--tune SET] [--pool N] [--tune-pool N] [--seed S]
-        [--cache-dir DIR] [--no-minilm] [--rules 'NAME;NAME'] [--json F]
+        [--cache-dir DIR] [--no-minilm] [--rules 'NAME;NAME'] [--json F] [--per-task]
 
 `--pool N` hides each set among distractors up to N tools, built as `toolproof eval retrieval --pool-size N`
 builds them (`benchmarks.retrieval_table.DISTRACTORS`, shuffled with `--seed`, default 0). The weights are
@@ -29,8 +29,8 @@ import numpy.typing as npt
 
 from benchmarks.retrieval_sets import load_set, set_names
 from toolproof.retrieval._bm25 import BM25Retriever
-from toolproof.retrieval._evaluate import judge, summarize
-from toolproof.retrieval._hybrid import confidence, gated, linear, minmax_top, rrf, weighted
+from toolproof.retrieval._evaluate import QueryResult, judge, summarize
+from toolproof.retrieval._hybrid import confidence, gated, lift, linear, minmax_top, rrf, weighted
 from toolproof.retrieval._index import ToolIndex
 from toolproof.retrieval.static import StaticRetriever
 
@@ -92,6 +92,15 @@ Rule = Callable[[Sequence[Array], Sequence[Mask], float], Array]
 
 
 def _evaluate(data: dict[str, Any], parts: Sequence[str], rule: Rule, weight: float) -> dict[str, float]:
+    report = summarize(_judged(data, parts, rule, weight))
+    return {"recall@5": report.recall[5], "all@5": report.all_at[5], "any@5": report.any_at[5], "mrr": report.mrr}
+
+
+def _recall5(result: QueryResult) -> float:
+    return sum(1 for at in result.steps_found_at if at is not None and at <= 5) / max(1, len(result.steps_found_at))
+
+
+def _judged(data: dict[str, Any], parts: Sequence[str], rule: Rule, weight: float) -> list[QueryResult]:
     table = {}
     for q, lex, lex_match, sem, sem_match, dense in data["rows"]:
         lists = {"bm25": (lex, lex_match), "static": (sem, sem_match)}
@@ -103,9 +112,7 @@ def _evaluate(data: dict[str, Any], parts: Sequence[str], rule: Rule, weight: fl
         table[q.text] = (fused, matched)
     index: ToolIndex = data["index"]
     index._retriever = _Fixed(table)  # precomputed scores through the real pipeline
-    results = [judge(q, index.search_ids(q.text, 10), 0.0) for q, *_ in data["rows"]]
-    report = summarize(results)
-    return {"recall@5": report.recall[5], "all@5": report.all_at[5], "any@5": report.any_at[5], "mrr": report.mrr}
+    return [judge(q, index.search_ids(q.text, 10), 0.0) for q, *_ in data["rows"]]
 
 
 def _zscore(scores: Array, depth: int = 100) -> Array:
@@ -129,13 +136,11 @@ def _gated_on_matches(s: Sequence[Array], m: Sequence[Mask], w: float) -> Array:
     return linear(s, [1.0, w * (1.0 - trust)])
 
 
-def _or(s: Sequence[Array], m: Sequence[Mask], w: float, *, gate: bool) -> Array:
-    """BM25 scaled to a best of 1 (b), plus w x cosine x (1 - b): the cosine lifts what BM25 barely sees and
-    hardly moves BM25's strong hits (their order among near-identical siblings stays BM25's)."""
+def _or(s: Sequence[Array], m: Sequence[Mask], w: float) -> Array:
+    """BM25 scaled to a best of 1 (b), plus w x cosine x (1 - b): `lift` without its confidence."""
     top = float(s[0].max())
     b = s[0] / np.float32(top) if top > 0 else s[0]
-    trust = confidence(np.where(m[0], s[0], np.float32(0.0))) if gate else 0.0
-    out: Array = (b + np.float32(w * (1.0 - trust)) * s[1] * (np.float32(1.0) - b)).astype(np.float32)
+    out: Array = (b + np.float32(w) * s[1] * (np.float32(1.0) - b)).astype(np.float32)
     return out
 
 
@@ -155,14 +160,23 @@ def _rules() -> dict[str, tuple[Sequence[str], Rule, Sequence[float]]]:
         "BM25+static linear": (both, lambda s, m, w: linear(s, [1.0, w]), GRID),
         "BM25+static gated": (both, lambda s, m, w: gated(s, [1.0, w]), GRID),
         "BM25+static gated, confidence over matches": (both, _gated_on_matches, GRID),
-        "BM25+static or": (both, lambda s, m, w: _or(s, m, w, gate=False), GRID),
-        "BM25+static gated or": (both, lambda s, m, w: _or(s, m, w, gate=True), GRID),
+        "BM25+static or": (both, _or, GRID),
+        "BM25+static lift": (both, lambda s, m, w: lift(s, m, [1.0, w]), GRID),
         "BM25+MiniLM weighted": (["bm25", "minilm"], lambda s, m, w: weighted(s), ()),
         "BM25+MiniLM linear": (["bm25", "minilm"], lambda s, m, w: linear(s, [1.0, w]), GRID),
         "BM25+MiniLM gated": (["bm25", "minilm"], lambda s, m, w: gated(s, [1.0, w]), GRID),
+        "BM25+MiniLM lift": (["bm25", "minilm"], lambda s, m, w: lift(s, m, [1.0, w]), GRID),
         "BM25+static+MiniLM linear": (["bm25", "static", "minilm"], lambda s, m, w: linear(s, [1.0, w / 2, w / 2]),
                                       GRID),
     }
+
+
+def _print_per_task(data: dict[str, Any], label: str, parts: Sequence[str], rule: Rule, weight: float) -> None:
+    for name, d in data.items():
+        base = _judged(d, ["bm25"], lambda s, m, w: s[0], 0.0)
+        for q, b, r in zip((row[0] for row in d["rows"]), base, _judged(d, parts, rule, weight), strict=True):
+            if _recall5(r) != _recall5(b):
+                print(f"  {label} | {name} | {_recall5(r) - _recall5(b):+.3f} | {q.text[:100]!r}")
 
 
 def main() -> None:
@@ -190,6 +204,8 @@ def main() -> None:
         scores = {n: _evaluate(data[n], parts, rule, weight) for n in names}
         out.append({"rule": label, "weight": weight if grid else None, "tuned_on": tune, "tune_pool": tune_pool,
                     "pool": pool, "seed": seed, "sets": scores})
+        if "--per-task" in sys.argv and label != "BM25":  # which tasks this rule wins or loses against BM25
+            _print_per_task(data, label, parts, rule, weight)
         cells = " | ".join(f"{scores[n]['recall@5']:.3f} ({scores[n]['all@5']:.2f}/{scores[n]['any@5']:.2f})"
                            for n in names)
         print(f"| {label} | {weight if grid else '-'} | {cells} |", flush=True)

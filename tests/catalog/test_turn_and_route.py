@@ -104,9 +104,9 @@ def test_search_tools_says_when_nothing_matches(wholesaler: toolproof.Toolset, b
 
 def test_search_takes_a_retriever_and_fusion_through_the_toolset(wholesaler: toolproof.Toolset) -> None:
     rrf = wholesaler.search_index("hybrid", fusion="rrf")
-    gated = wholesaler.search_index("hybrid")
-    assert (rrf.retriever_name, rrf.fusion, gated.fusion) == ("hybrid", "rrf", "gated")
-    assert rrf is not gated and wholesaler.search_index("hybrid", fusion="rrf") is rrf  # one index per choice
+    lift = wholesaler.search_index("hybrid")
+    assert (rrf.retriever_name, rrf.fusion, lift.fusion) == ("hybrid", "rrf", "lift")
+    assert rrf is not lift and wholesaler.search_index("hybrid", fusion="rrf") is rrf  # one index per choice
     hits = wholesaler.search("please cancel order 42", k=2, retriever="hybrid", fusion="rrf")
     assert hits[0].tool.name == "cancel_order" and all(isinstance(h.tool, toolproof.Tool) for h in hits)
     assert wholesaler.search_index("auto").retriever_name == "hybrid"  # the model is installed in the test venv

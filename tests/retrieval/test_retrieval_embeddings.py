@@ -153,5 +153,8 @@ def test_rrf_and_confidence() -> None:
         def scores(self, query: str) -> np.ndarray:
             return self._scores
 
+        def scored(self, query: str) -> tuple[np.ndarray, np.ndarray]:
+            return self._scores, self._scores > 0
+
     weighted = HybridRetriever(Fixed("bm25", np.zeros(4, np.float32)), Fixed("emb", b)).scores("q")
     assert int(np.argmax(weighted)) == 2  # BM25 found nothing: the embeddings decide

@@ -61,7 +61,7 @@ def test_cli_reports_the_same_numbers_as_the_library(corpora: Path) -> None:
     assert result.exit_code == 0, result.output
     data = json.loads(result.output)
     direct = evaluate_files(corpus, queries).report.as_dict()  # the CLI's default is the library's default
-    assert (data["retriever"], data["fusion"]) == ("bm25+static", "gated")
+    assert (data["retriever"], data["fusion"]) == ("bm25+static", "lift")
     assert data["all@5"] == direct["all@5"] and data["any@5"] == direct["any@5"] and data["queries"] == 49
     assert data["all@5"] >= 0.8  # GetUserToken comes in through the inferred prerequisite
     bm25 = RUNNER.invoke(app, ["eval", "retrieval", "--corpus", str(corpus), "--queries", str(queries), "--json",
@@ -93,7 +93,7 @@ def test_cli_errors_are_clear(corpora: Path, tmp_path: Path) -> None:
     assert bad.exit_code == 2 and "default, bm25, static, embeddings, hybrid, auto" in bad.output
     bad_fusion = RUNNER.invoke(app, [*args, "--retriever", "hybrid", "--fusion", "max"])
     assert bad_fusion.exit_code == 2
-    assert "--fusion must be one of gated, weighted, rrf, scores, linear" in bad_fusion.output
+    assert "--fusion must be one of lift, gated, weighted, rrf, scores, linear" in bad_fusion.output
     empty = tmp_path / "empty.jsonl"
     empty.write_text("not json\n{}\n")
     nothing = RUNNER.invoke(app, ["eval", "retrieval", "--corpus", str(empty), "--queries", str(empty)])

@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 
 from toolproof.retrieval import ToolEntry, ToolIndex
-from toolproof.retrieval._index import DEFAULT_STATIC_WEIGHT, RetrievalDegraded
+from toolproof.retrieval._index import STATIC_WEIGHTS, RetrievalDegraded
 from toolproof.retrieval.static import (
     ENV_VAR,
     STATIC_FLOOR,
@@ -75,17 +75,22 @@ def test_the_default_fuses_bm25_with_the_cosine_at_the_measured_weight(encoder: 
 
     query = "translate a city name"
     index = ToolIndex(ENTRIES, group_weight=0, infer_prerequisites=False)
-    assert index.fusion == "gated"
-    lex = BM25Retriever(ENTRIES).scores(query)
+    assert index.fusion == "lift"
+    lex, matched = BM25Retriever(ENTRIES).scored(query)
     cos = StaticRetriever(ENTRIES, encoder=encoder).scores(query)
-    trust = confidence(lex)
+    trust = confidence(np.where(matched, lex, 0))
     assert 0 < trust < 1
-    fused = lex / lex.max() + DEFAULT_STATIC_WEIGHT * (1 - trust) * cos
-    assert np.allclose(index.scores(query), fused / fused.max(), atol=1e-6)
-    linear = lex / lex.max() + DEFAULT_STATIC_WEIGHT * cos
-    assert not np.allclose(index.scores(query), linear / linear.max(), atol=1e-6)
-    assert np.allclose(ToolIndex(ENTRIES, group_weight=0, infer_prerequisites=False, fusion="linear").scores(query),
-                       linear / linear.max(), atol=1e-6)
+    b = lex / lex.max()
+    expected = {
+        "lift": b + STATIC_WEIGHTS["lift"] * (1 - trust) * cos * (1 - b),
+        "gated": b + STATIC_WEIGHTS["gated"] * (1 - trust) * cos,
+        "linear": b + STATIC_WEIGHTS["linear"] * cos,
+    }
+    for fusion, fused in expected.items():
+        got = ToolIndex(ENTRIES, group_weight=0, infer_prerequisites=False, fusion=fusion).scores(query)  # type: ignore[arg-type]
+        assert np.allclose(got, fused / fused.max(), atol=1e-6), fusion
+    assert np.allclose(index.scores(query), expected["lift"] / expected["lift"].max(), atol=1e-6)
+    assert not np.allclose(expected["lift"], expected["gated"], atol=1e-3)
 
 
 def test_the_gate_gives_the_cosine_its_full_weight_only_where_bm25_sees_nothing() -> None:

@@ -1,9 +1,11 @@
-"""Fusing BM25 and embeddings: the default trusts BM25 in proportion to how clearly its best hit stands out.
+"""Fusing BM25 and embeddings: the cosine lifts what BM25 barely sees, as far as BM25 is unsure.
 
-The default, `gated`: BM25 scaled to a best of 1, plus each cosine times its weight times (1 - BM25's
-confidence). When BM25's best hit stands far above the rest the request named its tool's words, and a cosine
-would only reshuffle near-identical siblings (`AddReminder`, `DeleteReminder`, ...); when BM25 sees little,
-the embedding gets its full weight. Chosen on one public set and judged on the others (docs/retrieval.md).
+The default, `lift`: BM25 scaled to a best of 1 (b), plus each cosine times its weight, times (1 - b), times
+(1 - BM25's confidence). A tool BM25 scores near its best keeps BM25's place, so a cosine cannot reshuffle
+near-identical siblings that BM25 put on top (`AddReminder`, `DeleteReminder`, ...); a tool BM25 barely
+matches can climb by meaning. When BM25's best hit stands far above the rest the request named its tool's
+words and the cosine's weight shrinks; when BM25 sees nothing the cosine decides. `gated` is the same without
+the (1 - b). Chosen on one public set and judged on the others (docs/retrieval.md).
 
 Plain RRF (Cormack et al., 2009) adds 1/(60 + rank) from each list; it treats a retriever that found nothing
 (BM25 on a paraphrase, or on Chinese text against an English query) like one that is sure, and throws away
@@ -26,7 +28,7 @@ Fusion = Literal["lift", "gated", "weighted", "rrf", "scores", "linear"]
 FUSIONS: Final = ("lift", "gated", "weighted", "rrf", "scores", "linear")
 #: The fusion of the default search, and of `retriever="hybrid"` unless told otherwise: chosen on one public set
 #: and judged on the others (docs/retrieval.md, "Fusion, chosen on one set and judged on the others").
-DEFAULT_FUSION: Final[Fusion] = "gated"
+DEFAULT_FUSION: Final[Fusion] = "lift"
 
 
 class _Scorer(Protocol):

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import warnings
+from types import MappingProxyType
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any, Final, Literal, Protocol
@@ -22,10 +23,10 @@ from ._prerequisites import infer_requires
 #: See docs/retrieval.md, "Choosing a retriever".
 RetrieverName = Literal["default", "bm25", "static", "embeddings", "hybrid", "auto"]
 RETRIEVERS: Final = ("default", "bm25", "static", "embeddings", "hybrid", "auto")
-#: The default search's fusion ("gated"): BM25 scaled to a best of 1, plus this times (1 - BM25's confidence)
-#: times the static cosine. Chosen on StableToolBench's queries only and reported held out on three other sets
-#: (docs/retrieval.md, `benchmarks/retrieval_fusion.py`).
-DEFAULT_STATIC_WEIGHT: Final = 0.5
+#: The static cosine's weight in the default search, per fusion, each chosen by recall@5 on StableToolBench's
+#: queries only and reported held out on three other sets (docs/retrieval.md, `benchmarks/retrieval_fusion.py`).
+#: The default's fusion is `DEFAULT_FUSION`, "lift".
+STATIC_WEIGHTS: Final[Mapping[str, float]] = MappingProxyType({"lift": 1.5, "gated": 0.5, "linear": 0.5})
 #: "hybrid" with fusion="gated" or "linear": the same, with this times MiniLM's cosine (not tuned for MiniLM).
 HYBRID_EMBEDDING_WEIGHT: Final = 0.5
 
@@ -100,11 +101,11 @@ class ToolIndex:
       or any BERT sentence-transformers folder in `model_dir`), "hybrid" (BM25 with MiniLM; `[embeddings]`
       and the weights), or "auto": hybrid when it loads, else "default".
       `retriever_name` says what runs.
-    - `fusion`: how "default" and "hybrid" combine their retrievers: "gated" (the default: BM25 scaled to a
-      best of 1 plus the cosine times `DEFAULT_STATIC_WEIGHT` or `HYBRID_EMBEDDING_WEIGHT` times
-      1 - BM25's confidence on the query), "linear" (the same without the confidence), "weighted" (per-query
-      confidence of each list),
-      "rrf" (reciprocal rank fusion) or "scores" (plain sum).
+    - `fusion`: how "default" and "hybrid" combine their retrievers: "lift" (the default: BM25 scaled to a
+      best of 1 (b), plus the cosine times its weight (`STATIC_WEIGHTS`, `HYBRID_EMBEDDING_WEIGHT`) times
+      1 - b times 1 - BM25's confidence on the query), "gated" (b plus the cosine times its weight times
+      1 - the confidence), "linear" (b plus the weighted cosine), "weighted" (per-query confidence of each
+      list), "rrf" (reciprocal rank fusion) or "scores" (plain sum).
     - `static_model_dir`: a model2vec folder (default: see `toolproof.retrieval.static.find_static_model`).
     - `group_weight`: share of the tool's group (server) score added to its own; 0 turns it off.
     - `infer_prerequisites` / `expand_requires`: fill `requires` from shared handles, and pull a hit's
@@ -338,7 +339,8 @@ def _make_retriever(
         static, note = _static_or_note(entries, static_dir)
         if static is None:
             return BM25Retriever(entries), note
-        return HybridRetriever(BM25Retriever(entries), static, fusion=fusion, weights=(1.0, DEFAULT_STATIC_WEIGHT),
+        weights = (1.0, STATIC_WEIGHTS.get(fusion, 1.0))
+        return HybridRetriever(BM25Retriever(entries), static, fusion=fusion, weights=weights,
                                name="bm25+static"), None
     if name == "static":
         from .static import StaticRetriever
