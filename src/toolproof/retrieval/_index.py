@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 import warnings
-from types import MappingProxyType
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
+from types import MappingProxyType
 from typing import Any, Final, Literal, Protocol
 
 import numpy as np
