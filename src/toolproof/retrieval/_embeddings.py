@@ -137,12 +137,12 @@ class SentenceEncoder:
     """
 
     def __init__(self, model_dir: str | Path | None = None, *, max_length: int | None = None) -> None:
+        from .models import find_model
+
+        folder = find_model(model_dir)  # first: a model that is not there is the error to report
         from safetensors.numpy import load_file
         from tokenizers import Tokenizer
 
-        from .models import find_model
-
-        folder = find_model(model_dir)
         config = json.loads((folder / "config.json").read_text())
         kind = str(config.get("model_type", "bert"))  # a folder from before transformers named the type: BERT
         if kind not in MODEL_TYPES:
