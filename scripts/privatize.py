@@ -37,6 +37,8 @@ KEEP: dict[str, str] = {
     "toolproof.orchestration.guard": "docs/orchestration.md imports LoopGuard from it",
     "toolproof.orchestration.policy": "docs/orchestration.md imports RetryPolicy, RunBudget, RetryTokenBucket",
     "toolproof.retrieval.static": "run by path: `python -m toolproof.retrieval.static fetch` (README, Makefile)",
+    "toolproof.retrieval.models": "run by path: `python -m toolproof.retrieval.models fetch all-mpnet-base-v2` "
+                                  "(docs/retrieval.md, Makefile)",
 }
 #: Packages whose every module is public.
 KEEP_TREES: dict[str, str] = {

