@@ -98,8 +98,9 @@ class ToolIndex:
 
     - `retriever`: "default" (BM25 fused with the static model; BM25 alone, with `note` saying why, when the
       model or `tokenizers` is missing), "bm25", "static" (the static model alone), "embeddings" (MiniLM
-      or any BERT sentence-transformers folder in `model_dir`), "hybrid" (BM25 with MiniLM; `[embeddings]`
-      and the weights), or "auto": hybrid when it loads, else "default".
+      or another BERT or MPNet sentence-transformers model in `model_dir`: a folder, "all-mpnet-base-v2"
+      or a Hugging Face repo id), "hybrid" (BM25 with MiniLM; `[embeddings]` and the weights), or
+      "auto": hybrid when it loads, else "default".
       `retriever_name` says what runs.
     - `fusion`: how "default" and "hybrid" combine their retrievers: "lift" (the default: BM25 scaled to a
       best of 1 (b), plus the cosine times its weight (`STATIC_WEIGHTS`, `HYBRID_EMBEDDING_WEIGHT`) times

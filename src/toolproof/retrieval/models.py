@@ -113,11 +113,8 @@ def _from_hub(repo_id: str, folder: Path) -> Path:
 
 
 def _sha256(path: Path) -> str:
-    digest = hashlib.sha256()
     with path.open("rb") as handle:
-        for block in iter(lambda: handle.read(1 << 20), b""):
-            digest.update(block)
-    return digest.hexdigest()
+        return hashlib.file_digest(handle, "sha256").hexdigest()
 
 
 def fetch_model(name: str = "all-mpnet-base-v2", dest: str | Path | None = None) -> Path:
