@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
 import random
 from typing import Any
@@ -12,6 +13,8 @@ from hypothesis import strategies as st
 from toolproof.examples.wholesaler.old_tools import old_toolset
 from toolproof.lint import LintConfig, from_definitions, lint, lint_tooldefs
 from toolproof.lint._rules._overlap import Descriptions, candidate_pairs, how_many
+from toolproof.lint._rules._toolset import embedding_pairs
+from toolproof.retrieval.static import StaticEncoder
 
 SELECT = LintConfig(select=("TP402", "TP405"))
 
@@ -219,3 +222,55 @@ def test_one_required_string_each_and_names_one_slot_apart_are_not_one_job() -> 
 
 def test_an_empty_description_says_no_how_many() -> None:
     assert how_many("") == (frozenset(), frozenset())
+
+
+
+def _browser(prefix: str, verb: str, description: str) -> dict[str, Any]:
+    return _tool(f"{prefix}_{verb}", description, selector="string")
+
+
+BROWSERS = [
+    _browser("playwright", "click", "Click an element on the current page."),
+    _browser("playwright", "fill", "Fill out an input field on the current page."),
+    _browser("playwright", "hover", "Hover the mouse over an element on the current page."),
+    _browser("puppeteer", "click", "Clicks a page element found by its selector."),
+    _browser("puppeteer", "fill", "Enter a value into an input field on the current page."),
+    _browser("puppeteer", "hover", "Moves the mouse over a page element found by its selector."),
+]
+
+
+def test_two_servers_prefixes_before_one_verb_are_one_job_by_meaning() -> None:
+    """A gateway's one listing holds two browser servers whose names differ only in the server's prefix: the
+    prefix (three tools of the listing lead with it before their verb) names no object, so each pair of one
+    verb is one job; the pairs of two verbs stay apart."""
+    assert not lint_tooldefs(from_definitions(BROWSERS), SELECT)  # other wording: the lexical passes see nothing
+    assert _by_meaning(BROWSERS) == {frozenset((f"playwright_{v}", f"puppeteer_{v}"))
+                                     for v in ("click", "fill", "hover")}
+
+
+def test_a_prefix_names_the_server_or_leads_three_tools_else_it_is_the_object() -> None:
+    """One tool per prefix is no convention: the prefix counts when it names the tool's own server, and
+    otherwise the word before the verb is the object (`component_search`, `service_search`)."""
+    clicks = [t for t in BROWSERS if t["name"].endswith("_click")]
+    assert _by_meaning(clicks) == set()
+    on_servers = [t for server, d in (("Playwright MCP Server", clicks[0]), ("Puppeteer", clicks[1]))
+                  for t in from_definitions({"server": server, "tools": [d]})]
+    assert [t.toolset for t in on_servers] == ["Playwright MCP Server", "Puppeteer"]
+    # two servers' tools judged together, as a pair alone (what the labelled rounds measure)
+    config = dataclasses.replace(MEANING, encoder=StaticEncoder())
+    assert [(i, j) for i, j, _ in embedding_pairs(on_servers, config)] == [(0, 1)]
+    search = [_tool("component_search", "Search the catalogue and return the matching entries by keyword.",
+                    keyword="string"),
+              _tool("service_search", "Look up catalogue entries that match a keyword and list them.",
+                    keyword="string")]
+    assert _by_meaning(search) == set()
+    assert _by_meaning([dict(search[0], name="alpha"), dict(search[1], name="beta")]) == {
+        frozenset(("alpha", "beta"))}  # the names decided
+
+
+def test_a_collection_word_says_many_after_a_only_where_it_counts() -> None:
+    """"a page of results" and "a list" say many; "a page element" and "a number to add" say one."""
+    assert how_many("Returns a page of results")[1] == {"many"}
+    assert how_many("Returns a list")[1] == {"many"}
+    assert how_many("Click a page element")[1] == {"one"}
+    assert how_many("Adds a number to the total")[1] == {"one"}

@@ -53,8 +53,9 @@ class Pair:
     similarity: float
 
 
-_COLLECTIONS: Final = frozenset({"list", "set", "number", "collection", "series", "range", "batch", "page",
-                                  "group", "array", "bunch", "few"})
+_COLLECTIONS: Final = frozenset({"list", "collection", "series", "array", "bunch", "few"})
+#: ...and words that say many only before "of": "a page of results", but "a page element", "a number to add".
+_COLLECTIONS_OF: Final = frozenset({"set", "number", "range", "batch", "page", "group"})
 
 
 def actions_compatible(a: str | None, b: str | None) -> bool:
@@ -66,10 +67,14 @@ def how_many(text: str) -> tuple[frozenset[str], frozenset[str]]:
     """The numbers a description gives and what it says about how many (one, all, many, a specific one)."""
     low = text.lower()
     words = _LETTERS.findall(low)
-    following = [*words[1:], ""] if words else []  # a description without a word (empty) says nothing
-    said = {("many" if w in ("a", "an") and nxt in _COLLECTIONS else _COUNT_WORDS[w])
-            for w, nxt in zip(words, following, strict=True) if w in _COUNT_WORDS}
+    said = {("many" if w in ("a", "an") and _collection(words[i + 1:i + 3]) else _COUNT_WORDS[w])
+            for i, w in enumerate(words) if w in _COUNT_WORDS}
     return frozenset(_NUMBER.findall(low)), frozenset(said)
+
+
+def _collection(after: list[str]) -> bool:
+    """The words after "a" name many: "a list", "a few", "a page of"."""
+    return bool(after) and (after[0] in _COLLECTIONS or (after[0] in _COLLECTIONS_OF and after[1:] == ["of"]))
 
 
 def said_apart(a: ToolDef, b: ToolDef) -> bool:

@@ -27,6 +27,7 @@ from ._overlap import (
 )
 
 _DIRECTION: Final = frozenset({"by", "to", "from", "into", "for", "per", "via"})
+_PREFIX_TOOLS: Final = 3  # tools of one listing sharing a first word before their verb make it a prefix
 _PLURAL_DESC: Final = 0.9  # singular/plural twins must read nearly alike to be look-alikes (else one vs many)
 
 
@@ -39,15 +40,17 @@ class _Profile:
     obj_raw: tuple[str, ...]  # ...without the action word
     verb: str | None  # the canonical action word of the name, if it has one
     name_set: frozenset[str]  # the other canonical name words (the object, any namespace)
+    prefix: frozenset[str]  # the server's prefix among them, if any (see `_prefix`)
     text: str
 
 
 def _profiles(tools: Sequence[ToolDef]) -> tuple[list[_Profile], TfIdf]:
     """Each tool's name taken apart, and the TF-IDF vectors of the canonical words of the descriptions."""
     out = []
-    for index, tool in enumerate(tools):
+    split = [name_words(base_name(tool.label)) for tool in tools]
+    leads = Counter(words[0] for words in split if len(words) > 1 and verb_position(words) == 1)
+    for index, (tool, words) in enumerate(zip(tools, split, strict=True)):
         name = tool.label
-        words = name_words(base_name(name))
         verb_at = verb_position(words)
         obj_raw = words if verb_at is None else words[:verb_at] + words[verb_at + 1:]
         out.append(_Profile(
@@ -58,9 +61,24 @@ def _profiles(tools: Sequence[ToolDef]) -> tuple[list[_Profile], TfIdf]:
             obj_raw=obj_raw,
             verb=canonical(words[verb_at]) if verb_at is not None else None,
             name_set=frozenset(map(canonical, obj_raw)),
+            prefix=_prefix(tool, words, leads),
             text=tool.description_text,
         ))
     return out, TfIdf([tuple(map(canonical, t.description_content)) for t in tools])
+
+
+def _prefix(tool: ToolDef, words: tuple[str, ...], leads: Counter[str]) -> frozenset[str]:
+    """The one word before the verb (as TP102 reads it) when it is a server's prefix: it names the tool's own
+    server, or `_PREFIX_TOOLS` tools of the listing start with it before their verb (`playwright_click`,
+    `playwright_fill`, ... beside `puppeteer_click`). Another word before the verb is the object
+    (`component_search`); words before a `.` are no prefix (BFCL's `basketball_scores.get_scores` beside
+    `soccer_scores.get_scores` differ there)."""
+    if "." in tool.label or len(words) < 2 or verb_position(words) != 1:
+        return frozenset()
+    lead = words[0]
+    if lead in name_words(tool.toolset) or leads[lead] >= _PREFIX_TOOLS:
+        return frozenset((canonical(lead),))
+    return frozenset()
 
 
 def similarity(a: _Profile, b: _Profile, corpus: TfIdf) -> tuple[float, float]:
@@ -284,7 +302,8 @@ def said_alike(a: ToolDef, b: ToolDef, pa: _Profile, pb: _Profile) -> bool:
       order (`celsius_to_fahrenheit`). One name that is the other plus words names a part or an option when it
       takes other parameters (`delete_policy_rule` takes `rule_id`); with the same parameters it is a copy
       (`Video Thumbnail Extractor_copy`), and a namespace added is neither (`circle.area`,
-      `geometry.calculate_area_circle`).
+      `geometry.calculate_area_circle`). A server's prefix before the verb names no object
+      (`playwright_click`, `puppeteer_click`).
     """
     params_a, params_b = _param_names(a), _param_names(b)
     union = params_a | params_b
@@ -298,7 +317,7 @@ def said_alike(a: ToolDef, b: ToolDef, pa: _Profile, pb: _Profile) -> bool:
     if _converse(pa.order, pb.order):
         return False
     obj_a, obj_b = pa.name_set - _NAME_STOP, pb.name_set - _NAME_STOP
-    if obj_a == obj_b:
+    if obj_a == obj_b or obj_a - pa.prefix == obj_b - pb.prefix:
         return True
     if obj_b < obj_a:
         obj_a, obj_b, pb = obj_b, obj_a, pa
