@@ -45,7 +45,11 @@ SECOND: Final = (8, "held-out-8-meaning", ("BFCL_v4_live_multiple.json", "BFCL_v
 #: 8 (`python -m tests.lint.sample_meaning_pairs 9`). Pairs of names labelled in any earlier round are left out.
 THIRD: Final = (9, "held-out-9-meaning", ("docker_mcp_registry_tools.jsonl", "livemcpbench_tools.jsonl",
                                           "mcp_reference_servers_tools.jsonl"))
-ROUNDS: Final = (ROUND, SECOND[1], THIRD[1])
+#: Round `held-out-10-meaning` (seed 10): the same corpora and strata as round 9, drawn after the pass by meaning
+#: was revised on round 9 (a server's prefix before the verb), leaving out every pair labelled before
+#: (`python -m tests.lint.sample_meaning_pairs 10`).
+FOURTH: Final = (10, "held-out-10-meaning", THIRD[2])
+ROUNDS: Final = (ROUND, SECOND[1], THIRD[1], FOURTH[1])
 TOOLSET: Final = "whole file"  # the toolset name of the labelled rows: every function of the file
 SERVERS: Final = "whole corpus, two servers"  # ...of round 9: every tool of an MCP corpus, any server
 FILES: Final = ("BFCL_v4_simple_python.json", "BFCL_v4_multiple.json", "BFCL_v4_parallel_multiple.json",
@@ -183,8 +187,8 @@ def main() -> None:
     if sys.argv[1:] == ["8"]:
         seed, round_, files = SECOND
         out = draw(seed, files, _labelled(ROUND))
-    elif sys.argv[1:] == ["9"]:
-        seed, round_, files = THIRD
+    elif sys.argv[1:] in (["9"], ["10"]):
+        seed, round_, files = THIRD if sys.argv[1:] == ["9"] else FOURTH
         out = draw(seed, files, _labelled(None), servers=True)
     else:
         seed, round_ = SEED, ROUND
