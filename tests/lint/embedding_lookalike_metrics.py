@@ -33,7 +33,7 @@ from .conftest import LABELS
 
 TUNING = ("tuning-5-stb", "tuning-5-stb-rest", "tuning-1", "tuning-2", "tuning-lookalike-desc")
 HELD_OUT = ("held-out-5-lookalike", "held-out-6-tooluniverse", "held-out-6-tooluniverse-old", "held-out-7-meaning",
-            "held-out-8-meaning", "held-out-9-meaning")
+            "held-out-8-meaning", "held-out-9-meaning", "held-out-10-meaning")
 #: What the second signal was chosen on.
 CHOOSING = (*TUNING, "held-out-7-meaning", "held-out-8-meaning", "held-out-9-meaning")
 SPOTTED = ("spotted-lookalike-5", "spotted-lookalike-6")  # seen while sampling, not blind

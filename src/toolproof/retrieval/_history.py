@@ -3,12 +3,15 @@
 An agent's past turns say which tools a kind of request really needed, including the steps the request never
 names ("save it to /root/x.md" -> `write_file`; any calendar change -> `GetUserToken`). For a new message the
 most similar past messages vote, weighted by BM25 similarity, for the tools they called.
+`UsageHistory.from_audit` reads those pairs out of an audit trail: a `search_tools` query and the tools the model
+then called with success.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
+from typing import Any, Final, Protocol
 
 import numpy as np
 import numpy.typing as npt
@@ -17,6 +20,31 @@ from ._bm25 import BM25Retriever
 from ._entries import ToolEntry
 
 Array = npt.NDArray[np.float32]
+
+#: What `ToolIndex` adds of the history's votes (scaled to 1) to the retriever's scores (scaled to 1): chosen on
+#: StableToolBench's held-out halves only (`benchmarks/retrieval_history.py`); 0.5 cost it 14% of its recall@5.
+HISTORY_WEIGHT: Final = 0.1
+#: A search query kept in a usage record, at most (characters): the search tool takes 2,000.
+MAX_QUERY: Final = 4_000
+#: The outcomes of an audit record whose call reached the tool and succeeded (a replay is a success seen again).
+_SUCCEEDED: Final = frozenset(("ok", "replayed"))
+
+
+class AuditedCall(Protocol):
+    """What `from_audit` reads of an audit record (`toolproof.stores.AuditRecord` has it all)."""
+
+    @property
+    def at(self) -> float: ...
+    @property
+    def tool(self) -> str: ...
+    @property
+    def arguments(self) -> Any: ...
+    @property
+    def outcome(self) -> str: ...
+    @property
+    def run_id(self) -> str | None: ...
+    @property
+    def conversation_id(self) -> str | None: ...
 
 
 @dataclass(frozen=True, slots=True)
@@ -36,6 +64,43 @@ class UsageHistory:
         self._neighbours = neighbours
         self._bm25 = BM25Retriever([ToolEntry(id=str(i), name="", description=r.message)
                                     for i, r in enumerate(self.records)])
+
+    @classmethod
+    def from_audit(cls, records: Iterable[AuditedCall], *, search_tool: str = "search_tools",
+                   neighbours: int = 10) -> UsageHistory:
+        """Usage read from an audit trail: each successful `search_tool` call opens a usage (its `query`, cut to
+        `MAX_QUERY` characters), and the tools called with success after it in the same conversation (else
+        the same run), until the next search, are the tools it needed.
+
+        Records are taken in time order within a conversation; a record with neither a conversation nor a run
+        id, a failed call (invalid, error, not dispatched) and a search nothing followed add nothing. The tool
+        ids are the names the model called, as `ToolIndex.from_tools` names its entries. Keys are
+        `<conversation>#<n>`, the n-th search of that conversation."""
+        threads: dict[str, list[tuple[float, int, AuditedCall]]] = {}
+        for order, record in enumerate(records):
+            thread = record.conversation_id or record.run_id
+            if thread:
+                threads.setdefault(thread, []).append((record.at, order, record))
+        usages: list[Usage] = []
+        for thread, calls in threads.items():
+            query: str | None = None
+            tools: dict[str, None] = {}  # called after this search, in order, once each
+            searches = 0
+            for _, _, record in sorted(calls, key=lambda c: (c[0], c[1])):
+                if record.outcome not in _SUCCEEDED or not isinstance(record.tool, str):
+                    continue
+                if record.tool != search_tool:
+                    if query is not None:
+                        tools.setdefault(record.tool)
+                    continue
+                if query is not None and tools:
+                    usages.append(Usage(query, tuple(tools), key=f"{thread}#{searches}"))
+                text = record.arguments.get("query") if isinstance(record.arguments, Mapping) else None
+                query, tools = (text[:MAX_QUERY] if isinstance(text, str) and text.strip() else None), {}
+                searches += query is not None
+            if query is not None and tools:
+                usages.append(Usage(query, tuple(tools), key=f"{thread}#{searches}"))
+        return cls(usages, neighbours=neighbours)
 
     def __len__(self) -> int:
         return len(self.records)

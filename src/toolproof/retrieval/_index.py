@@ -13,7 +13,7 @@ import numpy.typing as npt
 
 from ..contract._tool import Tool
 from ._entries import ToolEntry, entry_from_definition, entry_from_tool
-from ._history import UsageHistory
+from ._history import HISTORY_WEIGHT, UsageHistory
 from ._hybrid import DEFAULT_FUSION, FUSIONS, Fusion
 from ._prerequisites import infer_requires
 
@@ -128,7 +128,7 @@ class ToolIndex:
         cache_dir: str | None = None,
         infer_prerequisites: bool = True,
         history: UsageHistory | None = None,
-        history_weight: float = 0.5,
+        history_weight: float = HISTORY_WEIGHT,
         group_weight: float = 0.5,
         collapse_duplicates: bool = True,
     ) -> None:
