@@ -108,3 +108,22 @@ def test_another_search_tool_name_and_hostile_records(tmp_path: Path) -> None:
     assert [(len(u.message), u.tool_ids, u.key) for u in history.records] == [
         (MAX_QUERY, ("send_email",), "c#1"), (len("replayed counts"), ("write_file",), "c#2")]
     assert history.votes(huge) == {"send_email": 1.0}  # the cut query still searches, surrogates and all
+
+
+def test_calls_at_one_instant_keep_the_order_of_a_listing_either_way() -> None:
+    """A coarse clock gives a search and the call after it one time; a store lists the newest first."""
+
+    class At:
+        def __init__(self, tool: str, query: str | None = None) -> None:
+            self.at, self.tool, self.outcome = 5.0, tool, "ok"
+            self.arguments = {"query": query} if query else {}
+            self.conversation_id, self.run_id = "c", None
+
+    oldest_first = [At("search_tools", "book a room"), At("book_room"), At("search_tools", "pay"), At("pay")]
+    oldest_first.insert(0, At("search_tools", "earlier"))
+    oldest_first[0].at = 1.0
+    newest_first = oldest_first[::-1]
+    for listing in (oldest_first, newest_first):
+        history = UsageHistory.from_audit(listing)  # type: ignore[arg-type]  # only the attributes it reads
+        assert [(u.message, u.tool_ids, u.key) for u in history.records] == [
+            ("book a room", ("book_room",), "c#2"), ("pay", ("pay",), "c#3")]

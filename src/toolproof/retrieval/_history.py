@@ -72,34 +72,21 @@ class UsageHistory:
         `MAX_QUERY` characters), and the tools called with success after it in the same conversation (else
         the same run), until the next search, are the tools it needed.
 
-        Records are taken in time order within a conversation; a record with neither a conversation nor a run
-        id, a failed call (invalid, error, not dispatched) and a search nothing followed add nothing. The tool
-        ids are the names the model called, as `ToolIndex.from_tools` names its entries. Keys are
-        `<conversation>#<n>`, the n-th search of that conversation."""
+        Records may come oldest or newest first (as a store lists them) and are taken in time order within a
+        conversation; a record with neither a conversation nor a run id, a failed call (invalid, error, not
+        dispatched) and a search nothing followed add nothing. The tool ids are the names the model called, as
+        `ToolIndex.from_tools` names its entries. Keys are `<conversation>#<n>`, the n-th search of that
+        conversation."""
+        listed = list(records)
+        # Equal times keep the listing's order, read the way it runs: a store lists the newest first.
+        step = -1 if len(listed) > 1 and listed[0].at > listed[-1].at else 1
         threads: dict[str, list[tuple[float, int, AuditedCall]]] = {}
-        for order, record in enumerate(records):
+        for order, record in enumerate(listed):
             thread = record.conversation_id or record.run_id
             if thread:
-                threads.setdefault(thread, []).append((record.at, order, record))
-        usages: list[Usage] = []
-        for thread, calls in threads.items():
-            query: str | None = None
-            tools: dict[str, None] = {}  # called after this search, in order, once each
-            searches = 0
-            for _, _, record in sorted(calls, key=lambda c: (c[0], c[1])):
-                if record.outcome not in _SUCCEEDED or not isinstance(record.tool, str):
-                    continue
-                if record.tool != search_tool:
-                    if query is not None:
-                        tools.setdefault(record.tool)
-                    continue
-                if query is not None and tools:
-                    usages.append(Usage(query, tuple(tools), key=f"{thread}#{searches}"))
-                text = record.arguments.get("query") if isinstance(record.arguments, Mapping) else None
-                query, tools = (text[:MAX_QUERY] if isinstance(text, str) and text.strip() else None), {}
-                searches += query is not None
-            if query is not None and tools:
-                usages.append(Usage(query, tuple(tools), key=f"{thread}#{searches}"))
+                threads.setdefault(thread, []).append((record.at, step * order, record))
+        usages = [u for thread, calls in threads.items()
+                  for u in _usages(thread, [c for *_, c in sorted(calls, key=lambda c: (c[0], c[1]))], search_tool)]
         return cls(usages, neighbours=neighbours)
 
     def __len__(self) -> int:
@@ -136,3 +123,24 @@ class UsageHistory:
                 out[row] = vote
         top = float(out.max()) if size else 0.0
         return out / top if top > 0 else out
+
+
+def _usages(thread: str, calls: Iterable[AuditedCall], search_tool: str) -> Iterable[Usage]:
+    """One conversation's calls, in time order, as usages: a search and the tools that succeeded after it."""
+    query: str | None = None
+    tools: dict[str, None] = {}  # called after this search, in order, once each
+    searches = 0
+    for record in calls:
+        if record.outcome not in _SUCCEEDED or not isinstance(record.tool, str):
+            continue
+        if record.tool != search_tool:
+            if query is not None:
+                tools.setdefault(record.tool)
+            continue
+        if query is not None and tools:
+            yield Usage(query, tuple(tools), key=f"{thread}#{searches}")
+        text = record.arguments.get("query") if isinstance(record.arguments, Mapping) else None
+        query, tools = (text[:MAX_QUERY] if isinstance(text, str) and text.strip() else None), {}
+        searches += query is not None
+    if query is not None and tools:
+        yield Usage(query, tuple(tools), key=f"{thread}#{searches}")
