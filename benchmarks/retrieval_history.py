@@ -22,8 +22,7 @@ from typing import Any
 
 from benchmarks.retrieval_sets import load_set, set_names
 from toolproof.retrieval._corpora import GoldQuery
-from toolproof.retrieval._evaluate import judge, summarize
-from toolproof.retrieval._history import Usage, UsageHistory
+from toolproof.retrieval._evaluate import gold_history, judge, summarize
 from toolproof.retrieval._index import ToolIndex
 
 #: The history weights tried (0: no history). The index's own default is chosen from this grid.
@@ -49,7 +48,7 @@ def measure(name: str, seeds: int) -> dict[float, list[float]]:
     out: dict[float, list[float]] = {w: [] for w in GRID}
     for seed in range(seeds):
         past, judged = split(gold, seed)
-        index.history = UsageHistory(Usage(q.text, tuple(s[0] for s in q.steps), key=q.qid) for q in past)
+        index.history = gold_history(past)
         for weight in GRID:
             index.history_weight = weight
             out[weight].append(_recall5(index, judged))

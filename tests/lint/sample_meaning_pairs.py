@@ -188,7 +188,7 @@ def main() -> None:
         seed, round_, files = SECOND
         out = draw(seed, files, _labelled(ROUND))
     elif sys.argv[1:] in (["9"], ["10"]):
-        seed, round_, files = THIRD if sys.argv[1:] == ["9"] else FOURTH
+        seed, round_, files = {"9": THIRD, "10": FOURTH}[sys.argv[1]]
         out = draw(seed, files, _labelled(None), servers=True)
     else:
         seed, round_ = SEED, ROUND

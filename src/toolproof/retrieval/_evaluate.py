@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ._corpora import GoldQuery, base_id
+from ._history import Usage, UsageHistory
 from ._hybrid import DEFAULT_FUSION
 
 KS: tuple[int, ...] = (1, 3, 5, 10)
@@ -85,6 +86,12 @@ def summarize(results: Sequence[QueryResult], ks: Sequence[int] = KS) -> Retriev
     )
 
 
+def gold_history(gold: Sequence[GoldQuery]) -> UsageHistory:
+    """Usage history as a trail of past turns would hold it if each had called its gold tools (the first id of
+    each step), keyed by query id so that an evaluation can hold one out."""
+    return UsageHistory(Usage(q.text, tuple(s[0] for s in q.steps), key=q.qid) for q in gold)
+
+
 @dataclass(frozen=True, slots=True)
 class BenchmarkRun:
     """One evaluated configuration: the report plus what was measured (pool size, build time)."""
@@ -121,7 +128,6 @@ def evaluate_files(
     index fed by an audit trail of past runs would know, never the query's own answer.
     """
     from ._corpora import build_pool, load_distractors, load_entries, load_queries
-    from ._history import Usage, UsageHistory
     from ._index import ToolIndex
 
     entries = load_entries(corpus)
@@ -135,7 +141,7 @@ def evaluate_files(
         if not distractors:
             raise ValueError(f"--pool-size {pool_size} is larger than the corpus ({len(entries)}): give --distractors")
         pool = build_pool(entries, load_distractors(distractors), pool_size, seed=seed)
-    usage = UsageHistory(Usage(q.text, tuple(s[0] for s in q.steps), key=q.qid) for q in gold) if history else None
+    usage = gold_history(gold) if history else None
     start = time.perf_counter()
     index = ToolIndex(pool, retriever=retriever, fusion=fusion, infer_prerequisites=prerequisites,  # type: ignore[arg-type]
                       history=usage, group_weight=group_weight, model_dir=model_dir, static_model_dir=static_model_dir,

@@ -80,13 +80,12 @@ class UsageHistory:
         listed = list(records)
         # Equal times keep the listing's order, read the way it runs: a store lists the newest first.
         step = -1 if len(listed) > 1 and listed[0].at > listed[-1].at else 1
-        threads: dict[str, list[tuple[float, int, AuditedCall]]] = {}
-        for order, record in enumerate(listed):
-            thread = record.conversation_id or record.run_id
+        threads: dict[str, list[AuditedCall]] = {}
+        for i in sorted(range(len(listed)), key=lambda i: (listed[i].at, step * i)):
+            thread = listed[i].conversation_id or listed[i].run_id
             if thread:
-                threads.setdefault(thread, []).append((record.at, step * order, record))
-        usages = [u for thread, calls in threads.items()
-                  for u in _usages(thread, [c for *_, c in sorted(calls, key=lambda c: (c[0], c[1]))], search_tool)]
+                threads.setdefault(thread, []).append(listed[i])
+        usages = [u for thread, calls in threads.items() for u in _usages(thread, calls, search_tool)]
         return cls(usages, neighbours=neighbours)
 
     def __len__(self) -> int:
